@@ -1,0 +1,1 @@
+//! Logical clocks: vector clocks, epochs and tree clocks.

@@ -1,0 +1,1 @@
+//! Random well-formed traces (stub: filled in by the generator work).

@@ -1,0 +1,21 @@
+//! racepred: dynamic data race prediction.
+//!
+//! Reads the trace of one run of a concurrent program and predicts which conflicting
+//! accesses can race in another schedule of the same program. The library is organised as
+//!
+//! - [`trace`]: the event model, streaming readers and writers, validation, statistics;
+//! - [`clock`]: vector clocks, epochs, tree clocks;
+//! - [`analysis`]: one module per analysis behind the [`analysis::Analysis`] trait;
+//! - [`report`]: race reports as plain data and their text / JSON / SARIF forms;
+//! - [`oracle`]: the exact, exhaustive checker for small traces;
+//! - [`gen`]: random well-formed traces for tests and benchmarks.
+
+pub mod analysis;
+pub mod clock;
+pub mod error;
+pub mod gen;
+pub mod oracle;
+pub mod report;
+pub mod trace;
+
+pub use error::{Error, ErrorKind, Position, Result, Rule};

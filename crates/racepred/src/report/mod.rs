@@ -1,0 +1,197 @@
+//! Race reports: plain data, shared by every analysis. Formatting lives in `text`, `json`
+//! and `sarif` and adds no logic (TSan's `tsan_report.h`).
+
+use crate::trace::{Event, Names};
+
+/// Kind of a race pair, by trace order (SPEC §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairKind {
+    /// Both writes.
+    WriteWrite,
+    /// The write comes first in the trace.
+    WriteRead,
+    /// The read comes first in the trace.
+    ReadWrite,
+}
+
+impl PairKind {
+    /// The kind of a conflicting pair with `first` earlier in the trace.
+    pub fn of(first: &Event, second: &Event) -> PairKind {
+        match (first.is_write(), second.is_write()) {
+            (true, true) => PairKind::WriteWrite,
+            (true, false) => PairKind::WriteRead,
+            (false, true) => PairKind::ReadWrite,
+            (false, false) => panic!("a read-read pair is not a race"),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PairKind::WriteWrite => "write-write",
+            PairKind::WriteRead => "write-read",
+            PairKind::ReadWrite => "read-write",
+        }
+    }
+}
+
+/// What an analysis reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReportKind {
+    /// Pairs of events (HBP, SHBP, W3PO, SSHB, …).
+    Pairs,
+    /// Racy events in one streaming pass (FastTrack style: the second access of each race).
+    RacyEvents,
+}
+
+/// Classification of a pair by analyses that classify (SSHB: guaranteed / maybe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Guaranteed,
+    Maybe,
+}
+
+/// One race pair: `first < second` in trace order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RacePair {
+    pub first: u64,
+    pub second: u64,
+    pub first_event: Event,
+    pub second_event: Event,
+    pub kind: PairKind,
+    pub verdict: Option<Verdict>,
+}
+
+impl RacePair {
+    pub fn new(first: u64, first_event: Event, second: u64, second_event: Event) -> RacePair {
+        debug_assert!(first < second);
+        RacePair {
+            first,
+            second,
+            first_event,
+            second_event,
+            kind: PairKind::of(&first_event, &second_event),
+            verdict: None,
+        }
+    }
+}
+
+/// One racy event: an access that races with an earlier one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RacyEvent {
+    pub index: u64,
+    pub event: Event,
+}
+
+/// The result of one analysis on one trace.
+#[derive(Clone, Debug)]
+pub struct RaceReport {
+    /// The analysis's CLI name (`hb`, `shbp`, …).
+    pub analysis: String,
+    pub kind: ReportKind,
+    /// Number of events analysed.
+    pub events: u64,
+    /// Pairs, sorted by (first, second), each once.
+    pub pairs: Vec<RacePair>,
+    /// Racy events, sorted by index, each once.
+    pub racy_events: Vec<RacyEvent>,
+    /// What ran and what it promises, for people (e.g. "streaming Alg. 3 as published: may
+    /// miss pairs").
+    pub notes: Vec<String>,
+    /// Analysis-specific figures (counters, timings), printed as `key: value` and put in JSON.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl RaceReport {
+    pub fn new(analysis: &str, kind: ReportKind) -> RaceReport {
+        RaceReport {
+            analysis: analysis.to_string(),
+            kind,
+            events: 0,
+            pairs: Vec::new(),
+            racy_events: Vec::new(),
+            notes: Vec::new(),
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// Sorts and deduplicates pairs and racy events (analyses may call it from `finish`).
+    pub fn normalize(&mut self) {
+        self.pairs.sort_by_key(|p| (p.first, p.second));
+        self.pairs.dedup_by_key(|p| (p.first, p.second));
+        self.racy_events.sort_by_key(|e| e.index);
+        self.racy_events.dedup_by_key(|e| e.index);
+    }
+
+    /// True if the analysis found any race.
+    pub fn has_races(&self) -> bool {
+        !self.pairs.is_empty() || !self.racy_events.is_empty()
+    }
+
+    /// The pairs as `(first, second)` index pairs.
+    pub fn pair_set(&self) -> std::collections::BTreeSet<(u64, u64)> {
+        self.pairs.iter().map(|p| (p.first, p.second)).collect()
+    }
+
+    /// The racy event indices.
+    pub fn racy_set(&self) -> std::collections::BTreeSet<u64> {
+        self.racy_events.iter().map(|e| e.index).collect()
+    }
+
+    /// Distinct source locations among racy events (RAPID's "racy locations").
+    pub fn racy_locations(&self) -> usize {
+        let mut locs: Vec<u32> = self.racy_events.iter().map(|e| e.event.loc.0).collect();
+        locs.sort_unstable();
+        locs.dedup();
+        locs.len()
+    }
+
+    /// Pairs grouped by distinct (first location, second location, kind), most frequent
+    /// first, ties by first occurrence.
+    pub fn location_groups(&self) -> Vec<LocationGroup> {
+        let mut map: rustc_hash::FxHashMap<(u32, u32, PairKind), usize> = Default::default();
+        let mut groups: Vec<LocationGroup> = Vec::new();
+        for (i, p) in self.pairs.iter().enumerate() {
+            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            let g = *map.entry(key).or_insert_with(|| {
+                groups.push(LocationGroup {
+                    first_pair: i,
+                    count: 0,
+                });
+                groups.len() - 1
+            });
+            groups[g].count += 1;
+        }
+        groups.sort_by_key(|g| (std::cmp::Reverse(g.count), g.first_pair));
+        groups
+    }
+
+    /// Counts per kind: (write-write, write-read, read-write).
+    pub fn kind_counts(&self) -> (usize, usize, usize) {
+        let mut c = (0, 0, 0);
+        for p in &self.pairs {
+            match p.kind {
+                PairKind::WriteWrite => c.0 += 1,
+                PairKind::WriteRead => c.1 += 1,
+                PairKind::ReadWrite => c.2 += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Pairs of one source-location pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocationGroup {
+    /// Index into `RaceReport::pairs` of the group's first pair (its first occurrence).
+    pub first_pair: usize,
+    pub count: usize,
+}
+
+/// The names a report needs, resolved once (reports outlive readers).
+pub struct ReportContext<'a> {
+    pub trace_path: &'a str,
+    pub names: &'a Names,
+}

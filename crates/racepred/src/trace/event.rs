@@ -1,0 +1,339 @@
+//! The event model: dense integer ids and a 16-byte `Copy` event.
+//!
+//! Readers intern every name once (thread, variable, lock, location, …) into a dense `u32`
+//! id; analyses index `Vec`s by these ids and never see a string on the hot path. Names come
+//! back only when a report is written, through [`Names`](super::Names).
+
+use std::fmt;
+
+macro_rules! dense_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[repr(transparent)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The id for "no such object" (an `end` without argument, a missing location).
+            pub const NONE: $name = $name(u32::MAX);
+
+            #[inline]
+            pub const fn new(index: usize) -> Self {
+                $name(index as u32)
+            }
+
+            /// The id as a `Vec` index.
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            #[inline]
+            pub const fn is_none(self) -> bool {
+                self.0 == u32::MAX
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                if self.is_none() {
+                    write!(f, concat!(stringify!($name), "(none)"))
+                } else {
+                    write!(f, concat!(stringify!($name), "({})"), self.0)
+                }
+            }
+        }
+    };
+}
+
+dense_id!(
+    /// A thread.
+    ThreadId
+);
+dense_id!(
+    /// A shared variable (plain or volatile).
+    VarId
+);
+dense_id!(
+    /// A lock (mutex / monitor).
+    LockId
+);
+dense_id!(
+    /// A source location.
+    LocId
+);
+dense_id!(
+    /// A condition (target of `sig` / `wait`).
+    CondId
+);
+dense_id!(
+    /// A method (target of `mbegin` / `mend`) or transaction label (`begin` / `end`).
+    MethodId
+);
+dense_id!(
+    /// An address reachable from the arguments of an untraced method call (RDIT).
+    AddrId
+);
+
+/// The operation of an event. `#[repr(u8)]`: the discriminant is also the binary encoding.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[repr(u8)]
+pub enum Op {
+    /// `r(V)`: read of a variable.
+    Read = 0,
+    /// `w(V)`: write of a variable.
+    Write = 1,
+    /// `acq(L)`: lock acquire.
+    Acquire = 2,
+    /// `rel(L)`: lock release.
+    Release = 3,
+    /// `fork(T)`: start of another thread.
+    Fork = 4,
+    /// `join(T)`: wait for another thread to end.
+    Join = 5,
+    /// `vr(V)`: volatile / atomic read (synchronisation, never racy).
+    VolatileRead = 6,
+    /// `vw(V)`: volatile / atomic write (synchronisation, never racy).
+    VolatileWrite = 7,
+    /// `sig(C)`: notify on a condition.
+    Signal = 8,
+    /// `wait(C)`: wait on a condition; happens after the latest `sig` on it.
+    Wait = 9,
+    /// `mbegin(M;A1,A2,…)`: call into an untraced method with the addresses reachable from
+    /// its arguments (RDIT barrier pair start). The addresses are side data of the event.
+    MethodBegin = 10,
+    /// `mend(M)`: return from an untraced method (RDIT barrier pair end).
+    MethodEnd = 11,
+    /// `begin` / `begin(M)`: transaction start (atomicity traces; ignored by race analyses).
+    Begin = 12,
+    /// `end` / `end(M)`: transaction end (ignored by race analyses).
+    End = 13,
+}
+
+impl Op {
+    pub const ALL: [Op; 14] = [
+        Op::Read,
+        Op::Write,
+        Op::Acquire,
+        Op::Release,
+        Op::Fork,
+        Op::Join,
+        Op::VolatileRead,
+        Op::VolatileWrite,
+        Op::Signal,
+        Op::Wait,
+        Op::MethodBegin,
+        Op::MethodEnd,
+        Op::Begin,
+        Op::End,
+    ];
+
+    /// The operation for a binary discriminant.
+    #[inline]
+    pub fn from_u8(b: u8) -> Option<Op> {
+        Op::ALL.get(b as usize).copied()
+    }
+
+    /// The STD spelling (`r`, `w`, `acq`, …).
+    pub const fn std_name(self) -> &'static str {
+        match self {
+            Op::Read => "r",
+            Op::Write => "w",
+            Op::Acquire => "acq",
+            Op::Release => "rel",
+            Op::Fork => "fork",
+            Op::Join => "join",
+            Op::VolatileRead => "vr",
+            Op::VolatileWrite => "vw",
+            Op::Signal => "sig",
+            Op::Wait => "wait",
+            Op::MethodBegin => "mbegin",
+            Op::MethodEnd => "mend",
+            Op::Begin => "begin",
+            Op::End => "end",
+        }
+    }
+
+    /// The operation for an STD spelling.
+    #[inline]
+    pub fn from_std_name(name: &[u8]) -> Option<Op> {
+        Some(match name {
+            b"r" => Op::Read,
+            b"w" => Op::Write,
+            b"acq" => Op::Acquire,
+            b"rel" => Op::Release,
+            b"fork" => Op::Fork,
+            b"join" => Op::Join,
+            b"vr" => Op::VolatileRead,
+            b"vw" => Op::VolatileWrite,
+            b"sig" => Op::Signal,
+            b"wait" => Op::Wait,
+            b"mbegin" => Op::MethodBegin,
+            b"mend" => Op::MethodEnd,
+            b"begin" => Op::Begin,
+            b"end" => Op::End,
+            _ => return None,
+        })
+    }
+
+    /// Which name table the target of this operation lives in.
+    pub const fn target_kind(self) -> NameKind {
+        match self {
+            Op::Read | Op::Write | Op::VolatileRead | Op::VolatileWrite => NameKind::Var,
+            Op::Acquire | Op::Release => NameKind::Lock,
+            Op::Fork | Op::Join => NameKind::Thread,
+            Op::Signal | Op::Wait => NameKind::Cond,
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => NameKind::Method,
+        }
+    }
+
+    /// True for the target-less-allowed operations (`begin`, `end`).
+    pub const fn target_optional(self) -> bool {
+        matches!(self, Op::Begin | Op::End)
+    }
+
+    /// A plain (non-volatile) read or write: the events that can race.
+    #[inline]
+    pub const fn is_access(self) -> bool {
+        matches!(self, Op::Read | Op::Write)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.std_name())
+    }
+}
+
+/// The name tables of a trace.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum NameKind {
+    Thread,
+    Var,
+    Lock,
+    Loc,
+    Cond,
+    Method,
+    Addr,
+}
+
+impl NameKind {
+    pub const ALL: [NameKind; 7] = [
+        NameKind::Thread,
+        NameKind::Var,
+        NameKind::Lock,
+        NameKind::Loc,
+        NameKind::Cond,
+        NameKind::Method,
+        NameKind::Addr,
+    ];
+}
+
+/// One event of a trace: `(thread, operation, target, location)`.
+///
+/// `target` is a `VarId`, `LockId`, `ThreadId`, `CondId` or `MethodId` according to
+/// [`Op::target_kind`]; use the typed accessors. The address set of an `mbegin` and the
+/// global access number of SSHB's Go logs are side data kept by the reader or the
+/// [`Trace`](super::Trace), so the event stays 16 bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[repr(C)]
+pub struct Event {
+    pub thread: ThreadId,
+    pub target: u32,
+    pub loc: LocId,
+    pub op: Op,
+}
+
+// Pinned like TSan's shadow word: analyses keep events in `Vec`s and copy them freely.
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
+
+impl Event {
+    #[inline]
+    pub const fn new(thread: ThreadId, op: Op, target: u32, loc: LocId) -> Event {
+        Event {
+            thread,
+            target,
+            loc,
+            op,
+        }
+    }
+    #[inline]
+    pub fn read(t: u32, v: u32) -> Event {
+        Event::new(ThreadId(t), Op::Read, v, LocId::NONE)
+    }
+    #[inline]
+    pub fn write(t: u32, v: u32) -> Event {
+        Event::new(ThreadId(t), Op::Write, v, LocId::NONE)
+    }
+    #[inline]
+    pub fn acquire(t: u32, l: u32) -> Event {
+        Event::new(ThreadId(t), Op::Acquire, l, LocId::NONE)
+    }
+    #[inline]
+    pub fn release(t: u32, l: u32) -> Event {
+        Event::new(ThreadId(t), Op::Release, l, LocId::NONE)
+    }
+    #[inline]
+    pub fn fork(t: u32, child: u32) -> Event {
+        Event::new(ThreadId(t), Op::Fork, child, LocId::NONE)
+    }
+    #[inline]
+    pub fn join(t: u32, child: u32) -> Event {
+        Event::new(ThreadId(t), Op::Join, child, LocId::NONE)
+    }
+
+    /// The variable of an access (plain or volatile).
+    #[inline]
+    pub fn var(&self) -> VarId {
+        debug_assert_eq!(self.op.target_kind(), NameKind::Var);
+        VarId(self.target)
+    }
+    /// The lock of an acquire / release.
+    #[inline]
+    pub fn lock(&self) -> LockId {
+        debug_assert_eq!(self.op.target_kind(), NameKind::Lock);
+        LockId(self.target)
+    }
+    /// The other thread of a fork / join.
+    #[inline]
+    pub fn other_thread(&self) -> ThreadId {
+        debug_assert_eq!(self.op.target_kind(), NameKind::Thread);
+        ThreadId(self.target)
+    }
+    /// The condition of a sig / wait.
+    #[inline]
+    pub fn cond(&self) -> CondId {
+        debug_assert_eq!(self.op.target_kind(), NameKind::Cond);
+        CondId(self.target)
+    }
+    /// The method of an mbegin / mend / begin / end (may be `NONE` for begin / end).
+    #[inline]
+    pub fn method(&self) -> MethodId {
+        debug_assert_eq!(self.op.target_kind(), NameKind::Method);
+        MethodId(self.target)
+    }
+
+    /// A plain read or write.
+    #[inline]
+    pub fn is_access(&self) -> bool {
+        self.op.is_access()
+    }
+    #[inline]
+    pub fn is_read(&self) -> bool {
+        self.op == Op::Read
+    }
+    #[inline]
+    pub fn is_write(&self) -> bool {
+        self.op == Op::Write
+    }
+
+    /// Two plain accesses to the same variable from different threads, at least one a write.
+    #[inline]
+    pub fn conflicts_with(&self, other: &Event) -> bool {
+        self.is_access()
+            && other.is_access()
+            && self.target == other.target
+            && self.thread != other.thread
+            && (self.is_write() || other.is_write())
+    }
+}

@@ -1,0 +1,260 @@
+//! Traces: the event model, name tables, streaming readers and writers, validation.
+//!
+//! A reader is an [`EventSource`]: it yields one [`Event`] at a time from a buffer it owns,
+//! interning names as it goes, so memory stays constant in the trace length. An in-memory
+//! [`Trace`] (for the oracle, multi-pass analyses and tests) is read from any source and can
+//! itself be replayed as a source.
+
+mod event;
+pub mod lines;
+mod names;
+
+pub mod binary;
+pub mod csv;
+pub mod golog;
+pub mod open;
+pub mod rr;
+pub mod stats;
+pub mod std_format;
+pub mod validate;
+pub mod write;
+
+pub use event::{AddrId, CondId, Event, LocId, LockId, MethodId, NameKind, Op, ThreadId, VarId};
+pub use names::{Interner, Names};
+pub use open::{open, open_with, Format};
+
+use crate::error::{Position, Result};
+
+/// A stream of events with the names they refer to.
+///
+/// `next_event` returns `Ok(None)` at the end of the input. After an event is returned,
+/// `position`, `addresses` and `seq` describe that event.
+pub trait EventSource {
+    /// The next event, or `None` at the end.
+    fn next_event(&mut self) -> Result<Option<Event>>;
+
+    /// The names interned so far (all of them once the source is exhausted).
+    fn names(&self) -> &Names;
+
+    /// Where the last event returned came from.
+    fn position(&self) -> Position;
+
+    /// The address set of the last event if it was an `mbegin` (empty otherwise).
+    fn addresses(&self) -> &[AddrId] {
+        &[]
+    }
+
+    /// The global access number of the last event, for formats that carry one (the SSHB
+    /// paper's Go-tool logs); `None` otherwise.
+    fn seq(&self) -> Option<u64> {
+        None
+    }
+
+    /// Bytes of input consumed so far (of the underlying, possibly compressed, file when
+    /// known), for progress bars.
+    fn bytes_read(&self) -> u64 {
+        self.position().byte
+    }
+}
+
+impl<S: EventSource + ?Sized> EventSource for Box<S> {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        (**self).next_event()
+    }
+    fn names(&self) -> &Names {
+        (**self).names()
+    }
+    fn position(&self) -> Position {
+        (**self).position()
+    }
+    fn addresses(&self) -> &[AddrId] {
+        (**self).addresses()
+    }
+    fn seq(&self) -> Option<u64> {
+        (**self).seq()
+    }
+    fn bytes_read(&self) -> u64 {
+        (**self).bytes_read()
+    }
+}
+
+/// A whole trace in memory: events, names and side data.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    pub names: Names,
+    /// Address sets of `mbegin` events: `(event index, start, len)` into `addr_pool`,
+    /// sorted by event index.
+    addr_index: Vec<(u32, u32, u32)>,
+    addr_pool: Vec<AddrId>,
+    /// Global access numbers, one per event, when the source had them.
+    pub seq: Option<Vec<u64>>,
+    /// Source line of each event (1-based; empty when the source had no lines).
+    pub lines: Vec<u64>,
+}
+
+impl Trace {
+    pub fn new() -> Trace {
+        Trace::default()
+    }
+
+    /// Reads a whole source into memory.
+    pub fn read_from<S: EventSource + ?Sized>(src: &mut S) -> Result<Trace> {
+        let mut t = Trace::new();
+        let mut seqs = Vec::new();
+        let mut has_seq = false;
+        while let Some(ev) = src.next_event()? {
+            let i = t.events.len() as u32;
+            if ev.op == Op::MethodBegin {
+                let a = src.addresses();
+                t.addr_index
+                    .push((i, t.addr_pool.len() as u32, a.len() as u32));
+                t.addr_pool.extend_from_slice(a);
+            }
+            let s = src.seq();
+            has_seq |= s.is_some();
+            seqs.push(s.unwrap_or(0));
+            let line = src.position().line;
+            if line > 0 {
+                t.lines.push(line);
+            }
+            t.events.push(ev);
+        }
+        if t.lines.len() != t.events.len() {
+            t.lines.clear();
+        }
+        t.seq = has_seq.then_some(seqs);
+        t.names = src.names().clone();
+        Ok(t)
+    }
+
+    /// Builds a trace from events whose targets are already ids; names are `T<i>`, `V<i>`,
+    /// `L<i>`, … (used by generators and tests).
+    pub fn from_events(events: Vec<Event>) -> Trace {
+        let mut names = Names::new();
+        let mut max = [0u32; 7];
+        for ev in &events {
+            let k = ev.op.target_kind() as usize;
+            max[NameKind::Thread as usize] = max[NameKind::Thread as usize].max(ev.thread.0 + 1);
+            if ev.target != u32::MAX {
+                max[k] = max[k].max(ev.target + 1);
+            }
+            if !ev.loc.is_none() {
+                max[NameKind::Loc as usize] = max[NameKind::Loc as usize].max(ev.loc.0 + 1);
+            }
+        }
+        for kind in NameKind::ALL {
+            let prefix = match kind {
+                NameKind::Thread => "T",
+                NameKind::Var => "V",
+                NameKind::Lock => "L",
+                NameKind::Loc => "",
+                NameKind::Cond => "C",
+                NameKind::Method => "M",
+                NameKind::Addr => "A",
+            };
+            let table = names.table_mut(kind);
+            for i in 0..max[kind as usize] {
+                table.intern(format!("{prefix}{i}").as_bytes());
+            }
+        }
+        Trace {
+            events,
+            names,
+            ..Trace::default()
+        }
+    }
+
+    /// Sets the address set of the `mbegin` at `index` (events must be added in order).
+    pub fn set_addresses(&mut self, index: usize, addrs: &[AddrId]) {
+        debug_assert_eq!(self.events[index].op, Op::MethodBegin);
+        debug_assert!(self
+            .addr_index
+            .last()
+            .is_none_or(|&(i, _, _)| (i as usize) < index));
+        self.addr_index.push((
+            index as u32,
+            self.addr_pool.len() as u32,
+            addrs.len() as u32,
+        ));
+        self.addr_pool.extend_from_slice(addrs);
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The address set of the event at `index` (empty unless it is an `mbegin`).
+    pub fn addresses(&self, index: usize) -> &[AddrId] {
+        match self
+            .addr_index
+            .binary_search_by_key(&(index as u32), |&(i, _, _)| i)
+        {
+            Ok(k) => {
+                let (_, s, l) = self.addr_index[k];
+                &self.addr_pool[s as usize..(s + l) as usize]
+            }
+            Err(_) => &[],
+        }
+    }
+
+    /// Number of threads (ids are `0..num_threads`).
+    pub fn num_threads(&self) -> usize {
+        self.names.threads.len()
+    }
+    pub fn num_vars(&self) -> usize {
+        self.names.vars.len()
+    }
+    pub fn num_locks(&self) -> usize {
+        self.names.locks.len()
+    }
+
+    /// Replays the trace as an [`EventSource`].
+    pub fn source(&self) -> TraceSource<'_> {
+        TraceSource {
+            trace: self,
+            next: 0,
+        }
+    }
+}
+
+/// An [`EventSource`] over an in-memory [`Trace`].
+pub struct TraceSource<'a> {
+    trace: &'a Trace,
+    next: usize,
+}
+
+impl EventSource for TraceSource<'_> {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        let ev = self.trace.events.get(self.next).copied();
+        if ev.is_some() {
+            self.next += 1;
+        }
+        Ok(ev)
+    }
+    fn names(&self) -> &Names {
+        &self.trace.names
+    }
+    fn position(&self) -> Position {
+        let i = self.next.saturating_sub(1);
+        Position {
+            line: self.trace.lines.get(i).copied().unwrap_or(0),
+            byte: 0,
+            event: (self.next > 0).then_some(i as u64),
+        }
+    }
+    fn addresses(&self) -> &[AddrId] {
+        if self.next == 0 {
+            return &[];
+        }
+        self.trace.addresses(self.next - 1)
+    }
+    fn seq(&self) -> Option<u64> {
+        let s = self.trace.seq.as_ref()?;
+        s.get(self.next.checked_sub(1)?).copied()
+    }
+}

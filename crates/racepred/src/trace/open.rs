@@ -1,0 +1,249 @@
+//! Opening a trace file: transparent decompression, format from extension or content.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::lines::READ_BUF;
+use super::{binary, csv, golog, rr, std_format, EventSource};
+use crate::error::{Error, ErrorKind, Result};
+
+/// A trace format racepred reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// RAPID STD: `T0|w(V1)|42`.
+    Std,
+    /// RoadRunner logs as RAPID reads them.
+    Rr,
+    /// RAPID CSV.
+    Csv,
+    /// The SSHB paper's Go-tool logs: `tid,OP,obj,loc,num`.
+    GoLog,
+    /// racepred's compact binary form.
+    Binary,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [
+        Format::Std,
+        Format::Rr,
+        Format::Csv,
+        Format::GoLog,
+        Format::Binary,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Std => "std",
+            Format::Rr => "rr",
+            Format::Csv => "csv",
+            Format::GoLog => "golog",
+            Format::Binary => "bin",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Format> {
+        Some(match s {
+            "std" => Format::Std,
+            "rr" | "roadrunner" => Format::Rr,
+            "csv" => Format::Csv,
+            "golog" | "go" | "sshb" => Format::GoLog,
+            "bin" | "binary" | "rpb" => Format::Binary,
+            _ => return None,
+        })
+    }
+
+    /// The format an extension names (after stripping a compression extension).
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        Some(match ext {
+            "std" | "txt" => Format::Std,
+            "rr" => Format::Rr,
+            "csv" => Format::Csv,
+            "golog" | "log" => Format::GoLog,
+            "rpb" | "bin" => Format::Binary,
+            _ => return None,
+        })
+    }
+
+    /// The format of a path's name, looking through `.gz`, `.xz`, `.zst`.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?;
+        let mut parts = name.rsplit('.');
+        let mut ext = parts.next()?;
+        if Compression::from_extension(ext).is_some() {
+            ext = parts.next()?;
+        }
+        if ext == name {
+            return None;
+        }
+        Format::from_extension(ext)
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A compression wrapper around a trace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Xz,
+    Zstd,
+}
+
+impl Compression {
+    fn from_extension(ext: &str) -> Option<Compression> {
+        Some(match ext {
+            "gz" => Compression::Gzip,
+            "xz" => Compression::Xz,
+            "zst" | "zstd" => Compression::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// The compression its first bytes show.
+    pub fn sniff(head: &[u8]) -> Option<Compression> {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Some(Compression::Gzip)
+        } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            Some(Compression::Xz)
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Some(Compression::Zstd)
+        } else {
+            None
+        }
+    }
+}
+
+/// Decompresses if the content says so; returns a buffered reader of the plain bytes.
+pub fn decompress<R: Read + 'static>(rdr: R) -> Result<Box<dyn BufRead>> {
+    let mut buf = BufReader::with_capacity(READ_BUF, rdr);
+    let head = buf.fill_buf()?;
+    Ok(match Compression::sniff(head) {
+        None => Box::new(buf),
+        Some(Compression::Gzip) => Box::new(BufReader::with_capacity(
+            READ_BUF,
+            flate2::bufread::MultiGzDecoder::new(buf),
+        )),
+        Some(Compression::Xz) => Box::new(BufReader::with_capacity(
+            READ_BUF,
+            xz2::bufread::XzDecoder::new_multi_decoder(buf),
+        )),
+        Some(Compression::Zstd) => Box::new(BufReader::with_capacity(
+            READ_BUF,
+            zstd::stream::read::Decoder::with_buffer(buf)?,
+        )),
+    })
+}
+
+/// Guesses the format of plain (decompressed) content from its first bytes.
+pub fn sniff(head: &[u8]) -> Option<Format> {
+    if head.starts_with(binary::MAGIC) {
+        return Some(Format::Binary);
+    }
+    // First non-comment, non-blank line.
+    let text = head
+        .split(|&b| b == b'\n')
+        .map(super::lines::trim)
+        .find(|l| !l.is_empty() && l[0] != b'#')?;
+    if std_format_like(text) {
+        Some(Format::Std)
+    } else if golog::looks_like(text) {
+        Some(Format::GoLog)
+    } else if csv::looks_like(text) {
+        Some(Format::Csv)
+    } else if rr::looks_like(text) {
+        Some(Format::Rr)
+    } else {
+        None
+    }
+}
+
+fn std_format_like(line: &[u8]) -> bool {
+    memchr::memchr_iter(b'|', line).count() == 2 && memchr::memchr(b'(', line).is_some()
+        || memchr::memchr_iter(b'|', line).count() == 2
+            && line.windows(6).any(|w| w == b"|begin" || w == b"|end|")
+}
+
+/// Opens a trace from any reader: decompresses, then picks `format` or sniffs the content.
+pub fn open_reader<R: Read + 'static>(
+    rdr: R,
+    format: Option<Format>,
+) -> Result<Box<dyn EventSource>> {
+    let mut plain = decompress(rdr)?;
+    let format = match format {
+        Some(f) => f,
+        None => {
+            let head = plain.fill_buf()?;
+            let head = &head[..head.len().min(64 * 1024)];
+            sniff(head).ok_or_else(|| {
+                Error::new(ErrorKind::UnknownFormat(
+                    "cannot tell the trace format from the content; pass --format std|rr|csv|golog|bin".into(),
+                ))
+            })?
+        }
+    };
+    Ok(match format {
+        Format::Std => Box::new(std_format::StdReader::from_buf_read(plain)),
+        Format::Rr => Box::new(rr::RrReader::from_buf_read(plain)),
+        Format::Csv => Box::new(csv::CsvReader::from_buf_read(plain)),
+        Format::GoLog => Box::new(golog::GoLogReader::from_buf_read(plain)),
+        Format::Binary => Box::new(binary::BinaryReader::from_buf_read(plain)?),
+    })
+}
+
+/// Opens a trace file (`-` for standard input). The format is `format` if given, else the
+/// extension's (`.std`, `.rr`, `.csv`, `.golog`, `.rpb`, each optionally `.gz`/`.xz`/`.zst`),
+/// else sniffed from the content. Errors carry the path.
+pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource>> {
+    let format = format.or_else(|| Format::from_path(path));
+    let src = if path == Path::new("-") {
+        open_reader(std::io::stdin(), format)
+    } else {
+        let f = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
+        open_reader(f, format)
+    };
+    src.map(|s| {
+        Box::new(WithPath {
+            inner: s,
+            path: path.into(),
+        }) as Box<dyn EventSource>
+    })
+    .map_err(|e| e.in_file(path))
+}
+
+/// Opens a trace file, format from its name or content.
+pub fn open(path: &Path) -> Result<Box<dyn EventSource>> {
+    open_with(path, None)
+}
+
+/// Adds the file path to every error of a source.
+struct WithPath {
+    inner: Box<dyn EventSource>,
+    path: std::path::PathBuf,
+}
+
+impl EventSource for WithPath {
+    #[inline]
+    fn next_event(&mut self) -> Result<Option<super::Event>> {
+        self.inner.next_event().map_err(|e| e.in_file(&self.path))
+    }
+    fn names(&self) -> &super::Names {
+        self.inner.names()
+    }
+    fn position(&self) -> crate::error::Position {
+        self.inner.position()
+    }
+    fn addresses(&self) -> &[super::AddrId] {
+        self.inner.addresses()
+    }
+    fn seq(&self) -> Option<u64> {
+        self.inner.seq()
+    }
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+}

@@ -1,0 +1,287 @@
+//! RAPID's STD text format: `THREAD|OP(TARGET)|LOC`, one event per line (SPEC §1).
+//!
+//! Any token is accepted as a thread, target or location name; blank lines and lines
+//! starting with `#` are skipped. `mbegin(M;A1,A2)` carries an address set; `begin` and `end`
+//! may omit their argument. Everything else is an error naming the line.
+
+use std::io::BufRead;
+
+use super::lines::{check_name, is_skippable, trim, LineReader};
+use super::{AddrId, Event, EventSource, LocId, NameKind, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Position, Result};
+
+/// Streaming STD reader.
+pub struct StdReader<R> {
+    lines: LineReader<R>,
+    names: Names,
+    addrs: Vec<AddrId>,
+    events: u64,
+    /// Cache of the last thread token: consecutive events mostly come from one thread.
+    last_thread: Vec<u8>,
+    last_thread_id: ThreadId,
+}
+
+impl<R: std::io::Read> StdReader<std::io::BufReader<R>> {
+    pub fn new(rdr: R) -> Self {
+        StdReader::from_lines(LineReader::new(rdr))
+    }
+}
+
+impl<R: BufRead> StdReader<R> {
+    pub fn from_buf_read(rdr: R) -> Self {
+        StdReader::from_lines(LineReader::from_buf_read(rdr))
+    }
+
+    fn from_lines(lines: LineReader<R>) -> Self {
+        StdReader {
+            lines,
+            names: Names::new(),
+            addrs: Vec::new(),
+            events: 0,
+            last_thread: Vec::new(),
+            last_thread_id: ThreadId::NONE,
+        }
+    }
+
+    fn pos(&self) -> Position {
+        Position {
+            line: self.lines.line(),
+            byte: self.lines.byte(),
+            event: Some(self.events),
+        }
+    }
+}
+
+/// Parses one non-skippable STD line. Split out of the reader so the borrow of the line
+/// buffer and of the name tables stay apart.
+#[inline]
+fn parse_line(
+    line: &[u8],
+    names: &mut Names,
+    addrs: &mut Vec<AddrId>,
+    last_thread: &mut Vec<u8>,
+    last_thread_id: &mut ThreadId,
+) -> Result<Event> {
+    let Some(p1) = memchr::memchr(b'|', line) else {
+        return Err(Error::syntax(
+            "expected `THREAD|OP(TARGET)|LOC`, found no `|`",
+        ));
+    };
+    let rest = &line[p1 + 1..];
+    let Some(p2) = memchr::memchr(b'|', rest) else {
+        return Err(Error::syntax(
+            "expected `THREAD|OP(TARGET)|LOC`, found one `|` (missing location field)",
+        ));
+    };
+    let thread = trim(&line[..p1]);
+    let opfield = trim(&rest[..p2]);
+    let loc = trim(&rest[p2 + 1..]);
+    if memchr::memchr(b'|', loc).is_some() {
+        return Err(Error::syntax("expected 3 `|`-separated fields, found more"));
+    }
+    check_name(thread, "thread")?;
+    check_name(loc, "location")?;
+
+    let (opname, arg) = match memchr::memchr(b'(', opfield) {
+        Some(open) => {
+            if opfield.last() != Some(&b')') {
+                return Err(Error::syntax(format!(
+                    "operation `{}` has `(` without a closing `)`",
+                    String::from_utf8_lossy(opfield)
+                )));
+            }
+            (
+                &opfield[..open],
+                Some(&opfield[open + 1..opfield.len() - 1]),
+            )
+        }
+        None => (opfield, None),
+    };
+    let Some(op) = Op::from_std_name(opname) else {
+        return Err(Error::new(ErrorKind::UnknownOp(
+            String::from_utf8_lossy(opname).into_owned(),
+        )));
+    };
+
+    let thread_id = if *last_thread == thread {
+        *last_thread_id
+    } else {
+        let id = ThreadId(names.threads.intern(thread));
+        last_thread.clear();
+        last_thread.extend_from_slice(thread);
+        *last_thread_id = id;
+        id
+    };
+
+    let target = match arg {
+        None if op.target_optional() => u32::MAX,
+        None => {
+            return Err(Error::syntax(format!(
+                "operation `{op}` needs a target: `{op}(NAME)`"
+            )));
+        }
+        Some(a) => {
+            let mut a = trim(a);
+            if op == Op::MethodBegin {
+                addrs.clear();
+                if let Some(semi) = memchr::memchr(b';', a) {
+                    for addr in a[semi + 1..].split(|&b| b == b',') {
+                        let addr = trim(addr);
+                        if addr.is_empty() {
+                            continue; // `mbegin(M;)`: empty address set
+                        }
+                        check_name(addr, "address")?;
+                        addrs.push(AddrId(names.addrs.intern(addr)));
+                    }
+                    a = trim(&a[..semi]);
+                }
+            } else if memchr::memchr(b';', a).is_some() {
+                return Err(Error::syntax(format!(
+                    "`;` is only allowed in mbegin, not in `{op}`"
+                )));
+            }
+            if a.is_empty() && op.target_optional() {
+                u32::MAX
+            } else {
+                check_name(a, target_what(op.target_kind()))?;
+                names.table_mut(op.target_kind()).intern(a)
+            }
+        }
+    };
+    let loc = LocId(names.locs.intern(loc));
+    Ok(Event::new(thread_id, op, target, loc))
+}
+
+fn target_what(kind: NameKind) -> &'static str {
+    match kind {
+        NameKind::Thread => "thread",
+        NameKind::Var => "variable",
+        NameKind::Lock => "lock",
+        NameKind::Loc => "location",
+        NameKind::Cond => "condition",
+        NameKind::Method => "method",
+        NameKind::Addr => "address",
+    }
+}
+
+impl<R: BufRead> EventSource for StdReader<R> {
+    #[inline]
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        loop {
+            let Some(line) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            if line.is_empty() || is_skippable(line) {
+                continue;
+            }
+            self.addrs.clear();
+            return match parse_line(
+                line,
+                &mut self.names,
+                &mut self.addrs,
+                &mut self.last_thread,
+                &mut self.last_thread_id,
+            ) {
+                Ok(ev) => {
+                    self.events += 1;
+                    Ok(Some(ev))
+                }
+                Err(e) => Err(e.at(self.pos())),
+            };
+        }
+    }
+
+    fn names(&self) -> &Names {
+        &self.names
+    }
+
+    fn position(&self) -> Position {
+        Position {
+            line: self.lines.line(),
+            byte: self.lines.byte(),
+            event: self.events.checked_sub(1),
+        }
+    }
+
+    fn addresses(&self) -> &[AddrId] {
+        &self.addrs
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.lines.consumed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    fn read(s: &str) -> Result<Trace> {
+        Trace::read_from(&mut StdReader::new(s.as_bytes()))
+    }
+
+    #[test]
+    fn spec_example() {
+        let t = read("T0|fork(T1)|10\nT1|acq(L0)|11\nT1|w(V3)|12\nT1|rel(L0)|13\nT0|r(V3)|14\nT0|join(T1)|15\n")
+            .unwrap();
+        assert_eq!(t.len(), 6);
+        assert_eq!(t.events[0].op, Op::Fork);
+        assert_eq!(t.names.thread(t.events[0].other_thread()), "T1");
+        assert_eq!(t.events[2].op, Op::Write);
+        assert_eq!(t.names.var(t.events[2].var()), "V3");
+        assert_eq!(t.names.loc(t.events[4].loc), "14");
+        assert_eq!(t.events[2].var(), t.events[4].var());
+        assert_eq!(t.lines, vec![1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn extensions_comments_and_any_tokens() {
+        let t = read(
+            "# comment\n\nmain|mbegin(foo;a, b,c)|File.java:3:4\r\nmain|mend(foo)|x\nworker-1|vw(flag)|9\nmain|begin|1\nmain|end(M)|2\n  \nmain|sig(c)|3\nworker-1|wait(c)|4\n",
+        )
+        .unwrap();
+        assert_eq!(t.len(), 7);
+        assert_eq!(t.events[0].op, Op::MethodBegin);
+        let a: Vec<&str> = t
+            .addresses(0)
+            .iter()
+            .map(|a| t.names.addrs.name(a.0))
+            .collect();
+        assert_eq!(a, ["a", "b", "c"]);
+        assert!(t.addresses(1).is_empty());
+        assert_eq!(t.names.loc(t.events[0].loc), "File.java:3:4");
+        assert_eq!(t.events[3].target, u32::MAX);
+        assert_eq!(t.names.methods.name(t.events[4].target), "M");
+        assert_eq!(t.lines[0], 3);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "T0|w(V)|1\nT0|x(V)|2\n",
+                ":2: syntax: unknown operation `x`",
+            ),
+            ("T0|w(V)\n", ":1: syntax: expected"),
+            ("T0|w(V)|1|2\n", "found more"),
+            ("|w(V)|1\n", "empty thread name"),
+            ("T0|w()|1\n", "empty variable name"),
+            ("T0|w(V|1\n", "without a closing"),
+            ("T0|w|1\n", "needs a target"),
+            ("T0|w(V)|\n", "empty location name"),
+            ("T0|acq(L;x)|1\n", "`;` is only allowed"),
+            ("T0w(V)1\n", "found no `|`"),
+        ];
+        for (input, want) in cases {
+            let err = read(input).unwrap_err().in_file("t.std").to_string();
+            assert!(
+                err.contains(want),
+                "input {input:?}: got {err:?}, want {want:?}"
+            );
+            assert!(err.starts_with("t.std:"), "{err}");
+        }
+        let err = Trace::read_from(&mut StdReader::new(&b"T0|w(\xff)|1\n"[..])).unwrap_err();
+        assert!(err.to_string().contains("UTF-8"), "{err}");
+    }
+}

@@ -1,0 +1,333 @@
+//! Well-formedness (SPEC §1), checked in one streaming pass.
+//!
+//! A trace is well-formed when each lock is held by at most one thread, a thread releases
+//! only locks it holds (in any order: hand-over-hand locking is legal; re-entrant acquires
+//! nest), a forked thread acts only after its fork, and a joined thread acts no more after
+//! the join. Ending inside a critical section is fine (the paper's dummy release). We also
+//! check that `mend(M)` closes the innermost open `mbegin(M)` of its thread (RDIT's barrier
+//! pairs nest).
+
+use super::{Event, MethodId, Names, Op, ThreadId};
+use crate::error::{Error, Position, Rule};
+
+/// One broken rule at one event.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Violation {
+    pub rule: Rule,
+    pub explanation: String,
+    /// 0-based event index.
+    pub event: u64,
+    /// 1-based source line (0 if the input has no lines).
+    pub line: u64,
+}
+
+impl Violation {
+    /// The violation as an [`Error`] at its position.
+    pub fn to_error(&self) -> Error {
+        Error::ill_formed(self.rule, self.explanation.clone()).at(Position {
+            line: self.line,
+            byte: 0,
+            event: Some(self.event),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct LockState {
+    holder: Option<ThreadId>,
+    depth: u32,
+    /// Line of the outermost acquire of the current holder.
+    since: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct ThreadState {
+    /// Line of the thread's first event, if it acted before being forked.
+    acted_at: Option<u64>,
+    forked_at: Option<u64>,
+    joined_at: Option<u64>,
+}
+
+/// Streaming well-formedness checker. Feed every event in order with [`Validator::check`].
+#[derive(Default)]
+pub struct Validator {
+    locks: Vec<LockState>,
+    threads: Vec<ThreadState>,
+    methods: Vec<Vec<MethodId>>,
+    events: u64,
+}
+
+fn grow<T: Default + Clone>(v: &mut Vec<T>, i: usize) {
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+}
+
+impl Validator {
+    pub fn new() -> Validator {
+        Validator::default()
+    }
+
+    /// Checks the next event; `line` is its source line (0 if none). Returns the broken
+    /// rule, if any. After a violation the state is updated as if the event were legal, so a
+    /// lenient run goes on with a sensible view of the trace.
+    pub fn check(&mut self, ev: &Event, line: u64, names: &Names) -> Option<Violation> {
+        let index = self.events;
+        self.events += 1;
+        let t = ev.thread;
+        grow(&mut self.threads, t.index());
+        let mut out = None;
+        let mut fail = |rule: Rule, explanation: String| {
+            if out.is_none() {
+                out = Some(Violation {
+                    rule,
+                    explanation,
+                    event: index,
+                    line,
+                });
+            }
+        };
+        let tn = names.thread(t);
+
+        let ts = &mut self.threads[t.index()];
+        if let Some(j) = ts.joined_at {
+            fail(
+                Rule::ActAfterJoin,
+                format!("thread {tn} acts after it was joined (line {j})"),
+            );
+        }
+        if ts.forked_at.is_none() && ts.acted_at.is_none() {
+            ts.acted_at = Some(line);
+        }
+
+        match ev.op {
+            Op::Acquire => {
+                let l = ev.lock();
+                grow(&mut self.locks, l.index());
+                let ls = &mut self.locks[l.index()];
+                match ls.holder {
+                    Some(h) if h == t && ls.depth > 0 => ls.depth += 1,
+                    Some(h) if ls.depth > 0 => {
+                        fail(
+                            Rule::LockHeld,
+                            format!(
+                                "thread {tn} acquires lock {} held by thread {} since line {}",
+                                names.lock(l),
+                                names.thread(h),
+                                ls.since
+                            ),
+                        );
+                        *ls = LockState {
+                            holder: Some(t),
+                            depth: 1,
+                            since: line,
+                        };
+                    }
+                    _ => {
+                        *ls = LockState {
+                            holder: Some(t),
+                            depth: 1,
+                            since: line,
+                        }
+                    }
+                }
+            }
+            Op::Release => {
+                let l = ev.lock();
+                grow(&mut self.locks, l.index());
+                let ls = &mut self.locks[l.index()];
+                match ls.holder {
+                    Some(h) if h == t && ls.depth > 0 => {
+                        ls.depth -= 1;
+                        if ls.depth == 0 {
+                            ls.holder = None;
+                        }
+                    }
+                    Some(h) if ls.depth > 0 => fail(
+                        Rule::ReleaseNotHeld,
+                        format!(
+                            "thread {tn} releases lock {} held by thread {} since line {}",
+                            names.lock(l),
+                            names.thread(h),
+                            ls.since
+                        ),
+                    ),
+                    _ => fail(
+                        Rule::ReleaseNotHeld,
+                        format!(
+                            "thread {tn} releases lock {} that no thread holds",
+                            names.lock(l)
+                        ),
+                    ),
+                }
+            }
+            Op::Fork => {
+                let u = ev.other_thread();
+                grow(&mut self.threads, u.index());
+                let un = names.thread(u);
+                let us = &mut self.threads[u.index()];
+                if u == t {
+                    fail(Rule::SelfForkJoin, format!("thread {tn} forks itself"));
+                } else if let Some(f) = us.forked_at {
+                    fail(
+                        Rule::DoubleFork,
+                        format!("thread {un} is forked again (first fork at line {f})"),
+                    );
+                } else if let Some(a) = us.acted_at {
+                    fail(
+                        Rule::ActBeforeFork,
+                        format!("thread {un} is forked after it already acted (line {a})"),
+                    );
+                } else if let Some(j) = us.joined_at {
+                    fail(
+                        Rule::ActAfterJoin,
+                        format!("thread {un} is forked after it was joined (line {j})"),
+                    );
+                }
+                us.forked_at.get_or_insert(line);
+            }
+            Op::Join => {
+                let u = ev.other_thread();
+                grow(&mut self.threads, u.index());
+                if u == t {
+                    fail(Rule::SelfForkJoin, format!("thread {tn} joins itself"));
+                }
+                self.threads[u.index()].joined_at.get_or_insert(line);
+            }
+            Op::MethodBegin => {
+                grow(&mut self.methods, t.index());
+                self.methods[t.index()].push(ev.method());
+            }
+            Op::MethodEnd => {
+                grow(&mut self.methods, t.index());
+                let m = ev.method();
+                match self.methods[t.index()].last() {
+                    Some(&top) if top == m => {
+                        self.methods[t.index()].pop();
+                    }
+                    Some(&top) => {
+                        fail(
+                            Rule::MethodEndMismatch,
+                            format!(
+                                "thread {tn} ends method {} inside method {}",
+                                names.methods.name_or(m.0),
+                                names.methods.name_or(top.0)
+                            ),
+                        );
+                        self.methods[t.index()].pop();
+                    }
+                    None => fail(
+                        Rule::MethodEndMismatch,
+                        format!(
+                            "thread {tn} ends method {} that it did not begin",
+                            names.methods.name_or(m.0)
+                        ),
+                    ),
+                }
+            }
+            Op::Read
+            | Op::Write
+            | Op::VolatileRead
+            | Op::VolatileWrite
+            | Op::Signal
+            | Op::Wait
+            | Op::Begin
+            | Op::End => {}
+        }
+        out
+    }
+}
+
+/// Checks a whole in-memory trace; all violations in order.
+pub fn validate_trace(trace: &super::Trace) -> Vec<Violation> {
+    let mut v = Validator::new();
+    trace
+        .events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ev)| v.check(ev, trace.lines.get(i).copied().unwrap_or(0), &trace.names))
+        .collect()
+}
+
+/// True if the trace is well-formed.
+pub fn is_well_formed(trace: &super::Trace) -> bool {
+    let mut v = Validator::new();
+    trace
+        .events
+        .iter()
+        .all(|ev| v.check(ev, 0, &trace.names).is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{std_format::StdReader, Trace};
+
+    fn rules(s: &str) -> Vec<(Rule, u64)> {
+        let t = Trace::read_from(&mut StdReader::new(s.as_bytes())).unwrap();
+        validate_trace(&t)
+            .into_iter()
+            .map(|v| (v.rule, v.line))
+            .collect()
+    }
+
+    #[test]
+    fn legal_traces() {
+        // Hand-over-hand locking, re-entrancy, ending inside a critical section.
+        assert!(rules("T0|acq(a)|1\nT0|acq(b)|2\nT0|rel(a)|3\nT0|acq(c)|4\nT0|rel(b)|5\nT0|acq(c)|6\nT0|rel(c)|7\nT0|rel(c)|8\nT1|acq(a)|9\n").is_empty());
+        assert!(rules("T0|fork(T1)|1\nT1|w(x)|2\nT0|join(T1)|3\nT0|r(x)|4\n").is_empty());
+        assert!(rules(
+            "T0|mbegin(m;a)|1\nT0|mbegin(n)|2\nT0|mend(n)|3\nT0|mend(m)|4\nT1|mbegin(m)|5\n"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn each_rule() {
+        assert_eq!(rules("T0|acq(a)|1\nT1|acq(a)|2\n"), [(Rule::LockHeld, 2)]);
+        assert_eq!(
+            rules("T0|acq(a)|1\nT1|rel(a)|2\n"),
+            [(Rule::ReleaseNotHeld, 2)]
+        );
+        assert_eq!(rules("T0|rel(a)|1\n"), [(Rule::ReleaseNotHeld, 1)]);
+        assert_eq!(
+            rules("T0|acq(a)|1\nT0|rel(a)|2\nT0|rel(a)|3\n"),
+            [(Rule::ReleaseNotHeld, 3)]
+        );
+        assert_eq!(
+            rules("T1|w(x)|1\nT0|fork(T1)|2\n"),
+            [(Rule::ActBeforeFork, 2)]
+        );
+        assert_eq!(
+            rules("T0|fork(T1)|1\nT0|fork(T1)|2\n"),
+            [(Rule::DoubleFork, 2)]
+        );
+        assert_eq!(rules("T0|fork(T0)|1\n"), [(Rule::SelfForkJoin, 1)]);
+        assert_eq!(
+            rules("T0|fork(T1)|1\nT0|join(T1)|2\nT1|w(x)|3\n"),
+            [(Rule::ActAfterJoin, 3)]
+        );
+        assert_eq!(
+            rules("T0|mbegin(m)|1\nT0|mend(n)|2\n"),
+            [(Rule::MethodEndMismatch, 2)]
+        );
+        assert_eq!(rules("T0|mend(n)|1\n"), [(Rule::MethodEndMismatch, 1)]);
+    }
+
+    #[test]
+    fn lenient_goes_on_and_reports_all() {
+        let r = rules("T0|acq(a)|1\nT1|acq(a)|2\nT1|rel(a)|3\nT0|rel(a)|4\n");
+        assert_eq!(r, [(Rule::LockHeld, 2), (Rule::ReleaseNotHeld, 4)]);
+    }
+
+    #[test]
+    fn message_names_file_line_and_rule() {
+        let t = Trace::read_from(&mut StdReader::new(&b"T0|acq(a)|1\nT1|acq(a)|2\n"[..])).unwrap();
+        let v = &validate_trace(&t)[0];
+        let msg = v.to_error().in_file("x.std").to_string();
+        assert_eq!(
+            msg,
+            "x.std:2: lock-held: thread T1 acquires lock a held by thread T0 since line 1"
+        );
+    }
+}

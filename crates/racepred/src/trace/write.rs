@@ -1,0 +1,1 @@
+//! Trace writers: STD and binary (stub: filled in by the formats work).
