@@ -1,1 +1,34 @@
-fn main() {}
+//! `racepred`: the command-line front end. Parses flags, turns them into library configs,
+//! runs, prints. All analysis logic lives in the `racepred` library.
+
+mod args;
+mod commands;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("racepred: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A closed pipe (`racepred … | head`) is not an error.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || e.downcast_ref::<racepred::Error>().is_some_and(|r| {
+                matches!(r.kind(), racepred::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}

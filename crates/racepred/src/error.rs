@@ -201,11 +201,5 @@ impl fmt::Debug for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.0.kind {
-            ErrorKind::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// The I/O error's text is part of `Display`, so it is not repeated as a `source`.
+impl std::error::Error for Error {}

@@ -1,0 +1,198 @@
+//! Command-line flags, parsed raw by clap and then checked into configs by the commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Dynamic data race prediction: reads the trace of one run of a concurrent program and
+/// predicts which conflicting accesses can race in another schedule of the same program.
+///
+/// Exit status: 0 success (no race), 1 races found (or, for `validate`, violations found),
+/// 2 usage or input error.
+#[derive(Parser, Debug)]
+#[command(
+    name = "racepred",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one or more analyses over a trace in a single pass and report races.
+    Analyze(AnalyzeArgs),
+    /// Check that a trace is well-formed; list every violation as file:line: rule: explanation.
+    Validate(ValidateArgs),
+    /// Count events, threads, variables, locks, locations and events per kind.
+    Stats(StatsArgs),
+    /// Convert a trace between formats (std, rr, csv, golog in; std, bin out; .gz/.xz/.zst by extension).
+    Convert(ConvertArgs),
+    /// Write a random well-formed trace (for tests and benchmarks).
+    Generate(GenerateArgs),
+    /// Exact predictable race pairs of a small trace, by exhaustive search.
+    Oracle(OracleArgs),
+}
+
+/// Input options shared by commands that read a trace.
+#[derive(Args, Debug, Clone)]
+pub struct Input {
+    /// Trace file (`-` for standard input). Compressed .gz/.xz/.zst inputs are read directly.
+    pub trace: PathBuf,
+    /// Input format; default: from the extension, else sniffed from the content.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+}
+
+/// Output options shared by commands that print a result.
+#[derive(Args, Debug, Clone)]
+pub struct Output {
+    /// Write the result to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print machine-readable JSON (SPEC §5).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    Std,
+    Rr,
+    Csv,
+    Golog,
+    Bin,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub input: Input,
+    /// Analysis to run; repeat for several (all run in one pass over the trace).
+    /// One of: hb, fasttrack, hbp, shb, shbp, wcp, lockset, tsan-hybrid, w3po, sshb, rdit, pacer.
+    #[arg(short, long = "analysis", value_name = "NAME", required = true)]
+    pub analyses: Vec<String>,
+    #[command(flatten)]
+    pub output: Output,
+    /// Print SARIF 2.1.0 (for editors and code hosts) instead of text.
+    #[arg(long, conflicts_with = "json")]
+    pub sarif: bool,
+    /// Warn about an ill-formed trace and go on instead of refusing it.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Clock for thread and lock clocks (HB family).
+    #[arg(long, value_enum, default_value = "vector")]
+    pub clock: ClockArg,
+    /// HBP/SHBP: run the published single-pass algorithm (may miss pairs).
+    #[arg(long)]
+    pub streaming: bool,
+    /// W3PO: linear mode with a history of N replaced events per variable (may miss pairs).
+    #[arg(long, value_name = "N")]
+    pub history: Option<usize>,
+    /// PACER: sampling rate in [0, 1].
+    #[arg(long, default_value_t = 1.0)]
+    pub rate: f64,
+    /// PACER: sampling period length in operations.
+    #[arg(long, default_value_t = 10_000)]
+    pub period: u64,
+    /// Seed for randomised analyses.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print every race pair / racy event, not only one line per location pair.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockArg {
+    Vector,
+    Tree,
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub output: Output,
+    /// Stop after this many violations.
+    #[arg(long, default_value_t = 1000)]
+    pub max_errors: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// Input trace (`-` for standard input).
+    pub input: PathBuf,
+    /// Output trace; format from the extension (.std, .rpb/.bin, optionally .gz/.xz/.zst).
+    pub output: PathBuf,
+    /// Input format; default: from the extension, else sniffed.
+    #[arg(long, value_enum)]
+    pub from: Option<FormatArg>,
+    /// Output format; default: from the output extension.
+    #[arg(long, value_enum)]
+    pub to: Option<FormatArg>,
+    /// Convert an ill-formed trace anyway (with warnings).
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format; default: from the extension.
+    #[arg(long, value_enum)]
+    pub to: Option<FormatArg>,
+    #[arg(long, default_value_t = 1000)]
+    pub events: u64,
+    #[arg(long, default_value_t = 4)]
+    pub threads: u32,
+    #[arg(long, default_value_t = 100)]
+    pub vars: u32,
+    #[arg(long, default_value_t = 4)]
+    pub locks: u32,
+    /// Share of events that are lock acquires/releases.
+    #[arg(long, default_value_t = 0.1)]
+    pub sync: f64,
+    /// Share of accesses that are reads.
+    #[arg(long, default_value_t = 0.7)]
+    pub reads: f64,
+    /// Share of events that are volatile accesses.
+    #[arg(long, default_value_t = 0.0)]
+    pub volatile: f64,
+    /// All threads run from the start instead of thread 0 forking and joining them.
+    #[arg(long)]
+    pub no_fork_join: bool,
+    /// Number of distinct access locations.
+    #[arg(long, default_value_t = 1000)]
+    pub locs: u32,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct OracleArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub output: Output,
+    /// Refuse traces with more events than this.
+    #[arg(long, default_value_t = 200)]
+    pub max_events: usize,
+    /// Refuse searches that visit more states than this.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub max_states: usize,
+}
