@@ -828,10 +828,10 @@ mod tests {
                 }
             }
             match e.op {
-                Op::Read | Op::VolatileRead | Op::Wait => {
-                    if last_write_in(t, seq, k) != last_write_in(t, &all, i) {
-                        return false;
-                    }
+                Op::Read | Op::VolatileRead | Op::Wait
+                    if last_write_in(t, seq, k) != last_write_in(t, &all, i) =>
+                {
+                    return false;
                 }
                 Op::Acquire => {
                     if let Some(&(h, _)) = holder.get(&e.target) {
@@ -853,10 +853,8 @@ mod tests {
                     }
                     _ => return false,
                 },
-                Op::Join => {
-                    if (0..ev.len()).any(|j| ev[j].thread.0 == e.target && !seen[j]) {
-                        return false;
-                    }
+                Op::Join if (0..ev.len()).any(|j| ev[j].thread.0 == e.target && !seen[j]) => {
+                    return false;
                 }
                 _ => {}
             }
@@ -886,7 +884,9 @@ mod tests {
     }
 
     /// (predictable, adjacent) by enumerating every valid prefix without memoisation.
-    fn brute(t: &Trace, ts: bool) -> (BTreeSet<(u64, u64)>, BTreeSet<(u64, u64)>) {
+    type Pairs = BTreeSet<(u64, u64)>;
+
+    fn brute(t: &Trace, ts: bool) -> (Pairs, Pairs) {
         let n = t.len();
         let mut pred = BTreeSet::new();
         let mut adj = BTreeSet::new();
