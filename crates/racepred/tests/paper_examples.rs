@@ -13,8 +13,11 @@
 //! ```
 //!
 //! `oracle-*` lines are checked with the exact oracle; other names are analyses
-//! (`AnalysisKind::name`) run with default options. An analysis not built yet is skipped
-//! with a note. Every failing expectation is listed with its file and line.
+//! (`AnalysisKind::name`) run with default options. A pair expectation checked against an
+//! analysis that reports racy events compares its racy events with the second events of
+//! the pairs (a vector-clock detector flags an access iff it races with an earlier one). An
+//! analysis not built yet is skipped with a note. Every failing expectation is listed with
+//! its file and line.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -63,7 +66,10 @@ fn parse_value(v: &str) -> Result<Expected, String> {
         Ok(Expected::Pairs(set))
     } else {
         toks.iter()
-            .map(|t| t.parse::<u64>().map_err(|_| format!("bad event index `{t}`")))
+            .map(|t| {
+                t.parse::<u64>()
+                    .map_err(|_| format!("bad event index `{t}`"))
+            })
             .collect::<Result<BTreeSet<u64>, String>>()
             .map(Expected::Events)
     }
@@ -83,14 +89,19 @@ fn fmt_events(s: &BTreeSet<u64>) -> String {
     if s.is_empty() {
         return "none".into();
     }
-    s.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" ")
+    s.iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn check_pairs(exp: &Expected, got: &BTreeSet<(u64, u64)>) -> Result<(), String> {
     let want = match exp {
         Expected::Pairs(p) => p.clone(),
         Expected::Empty => BTreeSet::new(),
-        Expected::Events(_) => return Err("expected event indices, but this answer is pairs".into()),
+        Expected::Events(_) => {
+            return Err("expected event indices, but this answer is pairs".into())
+        }
     };
     if &want == got {
         Ok(())
@@ -107,9 +118,7 @@ fn check_events(exp: &Expected, got: &BTreeSet<u64>) -> Result<(), String> {
     let want = match exp {
         Expected::Events(e) => e.clone(),
         Expected::Empty => BTreeSet::new(),
-        Expected::Pairs(_) => {
-            return Err("expected pairs, but this analysis reports racy events".into())
-        }
+        Expected::Pairs(p) => p.iter().map(|&(_, b)| b).collect(),
     };
     if &want == got {
         Ok(())
