@@ -925,8 +925,8 @@ mod tests {
 
     /// `from_actions`, with volatile variable `vars + 1` turned into condition `C0`
     /// (vw → sig, vr → wait) so the search sees signals too.
-    fn actions_trace(threads: u32, actions: &[(u8, u8, u8)], vars: u32) -> Trace {
-        let t = from_actions(threads, vars, 2, actions);
+    fn actions_trace(threads: u32, actions: &[(u8, u8, u8)], vars: u32, locks: u32) -> Trace {
+        let t = from_actions(threads, vars, locks, actions);
         let events = t
             .events
             .iter()
@@ -954,6 +954,9 @@ mod tests {
             "T1|w(x); T1|acq(y); T1|rel(y); T2|acq(y); T2|w(x); T2|rel(y)",
             "T1|w(x); T1|sig(c); T3|sig(c); T2|wait(c); T2|w(x)",
             "T0|w(x); T0|fork(T1); T0|r(x); T1|w(x)",
+            "T1|acq(l); T1|w(x); T1|rel(l); T2|acq(l); T2|w(x); T2|rel(l)",
+            "T1|acq(l); T1|acq(l); T1|w(x); T1|rel(l); T1|w(x); T1|rel(l); T2|acq(l); T2|w(x)",
+            "T1|w(x); T1|vw(v); T2|vr(v); T2|w(x); T3|vw(v); T3|w(x)",
         ] {
             let t = std(s);
             let r = analyze(&t, &OracleConfig::default()).unwrap();
@@ -966,15 +969,22 @@ mod tests {
         }
     }
 
+    /// Action kinds for `from_actions`, weighted towards synchronisation so that tiny traces
+    /// often hold locks, fork, join and signal.
+    fn kind() -> impl Strategy<Value = u8> {
+        prop_oneof![4 => 0u8..6, 2 => Just(6u8), 2 => Just(7u8), 2 => 8u8..12]
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(400))]
+        #![proptest_config(ProptestConfig::with_cases(1500))]
 
         #[test]
         fn brute_force_agrees(
             threads in 2u32..4,
-            actions in proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..9),
+            locks in 1u32..3,
+            actions in proptest::collection::vec((0u8..4, kind(), 0u8..4), 0..10),
         ) {
-            let t = actions_trace(threads, &actions, 2);
+            let t = actions_trace(threads, &actions, 2, locks);
             prop_assume!(t.len() <= 8);
             let r = analyze(&t, &OracleConfig::default()).unwrap();
             prop_assert_eq!(brute(&t, false), (r.predictable.clone(), r.adjacent.clone()));
@@ -986,7 +996,7 @@ mod tests {
             threads in 2u32..5,
             actions in proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..20),
         ) {
-            let t = actions_trace(threads, &actions, 3);
+            let t = actions_trace(threads, &actions, 3, 2);
             let r = analyze(&t, &OracleConfig::default()).unwrap();
             prop_assert!(r.adjacent.is_subset(&r.predictable));
             prop_assert!(r.trace_specific.is_subset(&r.predictable));
