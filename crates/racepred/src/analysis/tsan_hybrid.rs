@@ -11,8 +11,11 @@
 //! A pair (e, f), e earlier in the trace, is reported when e and f conflict (plain accesses,
 //! different threads, same variable, one a write), their locksets (Def. 3.10) are disjoint,
 //! and e is not ordered before f by the *sync order*: the transitive closure of program
-//! order, fork → first event of the child, last event of a child → join, every `vw(X)` →
-//! later `vr(X)` (release/acquire-like) and the latest `sig(C)` → `wait(C)`. Lock
+//! order, fork → first event of the child, last event of a child → join (none if the
+//! child has no events), the latest `vw(X)` → `vr(X)` and the latest `sig(C)` →
+//! `wait(C)` (the read-from edges of synchronisation; an edge from *every* earlier `vw`, as
+//! HB has, is not kept by correct reorderings and loses predictable pairs: T1: `r(x)
+//! vw(v)`, T2: `vw(v) vr(v) w(x)`). Lock
 //! release → acquire is deliberately not an edge. The sync order is computed with vector
 //! clocks whose local component counts every event, so `e` is ordered before `f` iff
 //! `time(e) ≤ V_f(thread(e))`; pairs are enumerated from a per-(variable, thread) access
@@ -32,10 +35,12 @@ use crate::trace::{Event, Names, Op, ThreadId};
 #[derive(Debug, Default)]
 pub(crate) struct SyncClocks {
     pub threads: Vec<VectorClock>,
-    /// Per volatile variable: join of the clocks of every `vw` so far.
+    /// Per volatile variable: clock of the latest `vw`.
     volatile: Vec<VectorClock>,
     /// Per condition: clock of the latest `sig`.
     signal: Vec<VectorClock>,
+    /// Per thread: has it had an event (a join of a thread without events adds no edge).
+    acted: Vec<bool>,
 }
 
 impl SyncClocks {
@@ -52,6 +57,10 @@ impl SyncClocks {
     pub fn step(&mut self, ev: &Event) {
         let t = ev.thread;
         self.thread(t).increment(t);
+        if t.index() >= self.acted.len() {
+            self.acted.resize(t.index() + 1, false);
+        }
+        self.acted[t.index()] = true;
         match ev.op {
             Op::Fork => {
                 let u = ev.other_thread();
@@ -59,9 +68,8 @@ impl SyncClocks {
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 b.join(a);
             }
-            Op::Join => {
+            Op::Join if self.acted.get(ev.other_thread().index()) == Some(&true) => {
                 let u = ev.other_thread();
-                self.thread(u);
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 a.join(b);
             }
@@ -70,7 +78,7 @@ impl SyncClocks {
                 if x >= self.volatile.len() {
                     self.volatile.resize_with(x + 1, VectorClock::new);
                 }
-                self.volatile[x].join(&self.threads[t.index()]);
+                self.volatile[x].copy_from(&self.threads[t.index()]);
             }
             Op::VolatileRead => {
                 if let Some(c) = self.volatile.get(ev.target as usize) {

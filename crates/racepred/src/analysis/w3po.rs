@@ -9,14 +9,16 @@
 //!
 //! W3 is the smallest partial order containing program order, WRD (last write → read),
 //! the hard synchronisation edges every correct reordering keeps (fork → child, child →
-//! join, latest `vw(X)` → `vr(X)`, latest `sig(C)` → `wait(C)`), and *weak WCP*: if `e` lies
+//! join when the child has events, latest `vw(X)` → `vr(X)`, latest `sig(C)` → `wait(C)`), and *weak WCP*: if `e` lies
 //! in a critical section CS1 on `y`, `f` in a later critical section CS2 on `y` and
 //! `e <W3 f`, then `rel(CS1) <W3 f`. No release → acquire edge, no HB closure.
 //!
 //! Pairs (e earlier than f in the trace, conflicting plain accesses, disjoint locksets):
-//! - write-write and read-write: e and f W3-unordered (Def. 4.2);
-//! - write-read: e is f's last write and no W3 path other than the direct WRD edge orders
-//!   them (Def. 4.3).
+//! - e and f W3-unordered (Def. 4.2: write-write, and read-write in the order of the
+//!   reordering — the read may come second in the trace, then the pair's kind by trace
+//!   order is write-read);
+//! - e is f's last write and no W3 path other than the direct WRD edge orders them
+//!   (Def. 4.3, the WRD check).
 //!
 //! Algorithm. Each thread has a W3 vector clock whose own component counts its events, so
 //! `e ≤W3 f` iff `time(e) ≤ V_f(thread(e))`. Each outermost critical section, once
@@ -84,6 +86,8 @@ pub struct W3po {
     log: AccessLog,
     sink: PairSink,
     scratch: VectorClock,
+    /// Per thread: has it had an event (a join of a thread without events adds no edge).
+    acted: Vec<bool>,
     /// Weak-WCP joins performed (a figure for the report).
     rule_joins: u64,
 }
@@ -104,6 +108,7 @@ impl W3po {
             log: AccessLog::new(history.map(|n| n + 1)),
             sink: PairSink::default(),
             scratch: VectorClock::new(),
+            acted: Vec::new(),
             rule_joins: 0,
         }
     }
@@ -113,6 +118,7 @@ impl W3po {
         if t.index() >= self.clocks.len() {
             self.clocks.resize_with(t.index() + 1, VectorClock::new);
             self.open.resize_with(t.index() + 1, Vec::new);
+            self.acted.resize(t.index() + 1, false);
         }
     }
 
@@ -262,6 +268,15 @@ impl W3po {
                 self.scratch = other;
             }
         }
+        // Def. 4.2 read-write pairs whose write comes first in the trace (the read runs
+        // first in the reordering): earlier writes still W3-unordered after the WRD edge.
+        let v = &self.clocks[t.index()];
+        let (sink, table) = (&mut self.sink, &self.hold.table);
+        self.log.for_unordered(x, t, Some(v), false, |u, a, aw| {
+            if table.disjoint(a.ls, ls) {
+                sink.add(x, u, a, aw, index, ev);
+            }
+        });
         self.log.push(
             x,
             t,
@@ -306,6 +321,7 @@ impl Analysis for W3po {
         let t = ev.thread;
         self.ensure_thread(t);
         self.clocks[t.index()].increment(t);
+        self.acted[t.index()] = true;
         let time = self.clocks[t.index()].get(t);
         match ev.op {
             Op::Acquire => self.acquire(t, ev, time),
@@ -322,8 +338,7 @@ impl Analysis for W3po {
             }
             Op::Join => {
                 let u = ev.other_thread();
-                if u != t {
-                    self.ensure_thread(u);
+                if u != t && self.acted.get(u.index()) == Some(&true) {
                     let (a, b) = two(&mut self.clocks, t.index(), u.index());
                     a.join(b);
                     self.weak_wcp(t, None);

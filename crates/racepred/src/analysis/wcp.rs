@@ -12,7 +12,8 @@
 //!   accesses count as accesses here: the edge holds in every trace-specific reordering);
 //! - (b) `rel(CS1) ≺ rel(CS2)` when moreover `acq(CS1) ≺ rel(CS2)` (some event of CS1
 //!   WCP-precedes some event of CS2);
-//! - hard edges every correct reordering keeps: fork → child, child → join, latest `vw(X)`
+//! - hard edges every correct reordering keeps: fork → child, child → join (when the child
+//!   has events), latest `vw(X)`
 //!   → `vr(X)`, latest `sig(C)` → `wait(C)`;
 //! - closed under composition with ≤HB on both sides, where HB is program order plus
 //!   release → later acquire, every `vw(X)` → later `vr(X)`, and the hard edges.
@@ -103,6 +104,8 @@ pub struct Wcp {
     racy: Vec<RacyEvent>,
     pairs: Option<(AccessLog, PairSink)>,
     scratch: VectorClock,
+    /// Per thread: has it had an event (a join of a thread without events adds no edge).
+    acted: Vec<bool>,
 }
 
 impl Default for Wcp {
@@ -136,6 +139,7 @@ impl Wcp {
             racy: Vec::new(),
             pairs: None,
             scratch: VectorClock::new(),
+            acted: Vec::new(),
         }
     }
 
@@ -153,6 +157,7 @@ impl Wcp {
             self.h.resize_with(t.index() + 1, VectorClock::new);
             self.p.resize_with(t.index() + 1, VectorClock::new);
             self.open.resize_with(t.index() + 1, Vec::new);
+            self.acted.resize(t.index() + 1, false);
         }
     }
 
@@ -388,6 +393,7 @@ impl Analysis for Wcp {
         let t = ev.thread;
         self.ensure_thread(t);
         self.h[t.index()].increment(t);
+        self.acted[t.index()] = true;
         match ev.op {
             Op::Acquire => self.acquire(t, ev),
             Op::Release => self.release(t, ev),
@@ -404,8 +410,7 @@ impl Analysis for Wcp {
             }
             Op::Join => {
                 let u = ev.other_thread();
-                if u != t {
-                    self.ensure_thread(u);
+                if u != t && self.acted.get(u.index()) == Some(&true) {
                     let (a, b) = two(&mut self.h, t.index(), u.index());
                     a.join(b);
                     self.p[t.index()].join(&self.h[u.index()]);
