@@ -119,12 +119,8 @@ impl Analysis for Lockset {
             Op::Read | Op::Write => {
                 let ls = self.hold.lockset(ev.thread);
                 let (x, t, w) = (ev.var(), ev.thread, ev.is_write());
-                let (sink, table) = (&mut self.sink, &self.hold.table);
-                self.log.for_unordered(x, t, None, w, |u, a, aw| {
-                    if table.disjoint(a.ls, ls) {
-                        sink.add(x, u, a, aw, index, ev);
-                    }
-                });
+                self.log
+                    .pairs_into(&mut self.sink, &self.hold.table, ls, None, w, index, ev);
                 let a = Access {
                     index,
                     time: 0,

@@ -254,23 +254,26 @@ pub struct Access {
     pub loc: LocId,
 }
 
+/// The accesses of one (variable, thread) with one lockset.
 #[derive(Clone, Debug, Default)]
-struct VarThread {
+struct Group {
+    ls: LsId,
     reads: Vec<Access>,
     writes: Vec<Access>,
 }
 
-/// Accesses per (variable, thread), complete or bounded.
+/// Accesses per (variable, thread), grouped by lockset so that groups sharing a lock with
+/// the current access are skipped whole (and counting needs no scan).
 #[derive(Debug)]
 pub struct AccessLog {
-    vars: Vec<Vec<VarThread>>,
-    /// `Some(k)`: only the last `k` reads and the last `k` writes per (variable, thread) are
-    /// kept and enumerated.
+    vars: Vec<Vec<Vec<Group>>>,
+    /// `Some(k)`: only the last `k` reads and the last `k` writes per (variable, thread,
+    /// lockset) are kept and enumerated.
     keep: Option<usize>,
 }
 
 impl AccessLog {
-    /// `keep = None`: every access; `Some(k)`: the last `k` of each kind per thread.
+    /// `keep = None`: every access; `Some(k)`: the last `k` of each kind per group.
     pub fn new(keep: Option<usize>) -> AccessLog {
         AccessLog {
             vars: Vec::new(),
@@ -286,23 +289,46 @@ impl AccessLog {
         }
         let per = &mut self.vars[x.index()];
         if t.index() >= per.len() {
-            per.resize_with(t.index() + 1, VarThread::default);
+            per.resize_with(t.index() + 1, Vec::new);
         }
-        let vt = &mut per[t.index()];
-        let list = if write { &mut vt.writes } else { &mut vt.reads };
+        let groups = &mut per[t.index()];
+        let g = match groups.iter().position(|g| g.ls == a.ls) {
+            Some(g) => g,
+            None => {
+                groups.push(Group {
+                    ls: a.ls,
+                    ..Group::default()
+                });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[g];
+        let list = if write { &mut g.writes } else { &mut g.reads };
         debug_assert!(list.last().is_none_or(|l| l.time <= a.time));
         list.push(a);
         if let Some(k) = self.keep {
-            // Amortised ring: drop the oldest half once the list doubles.
+            // Amortised ring: drop the oldest ones once the list doubles.
             if list.len() >= 2 * k + 8 {
                 list.drain(..list.len() - k);
             }
         }
     }
 
+    #[inline]
+    fn visible<'a>(&self, list: &'a [Access], known: Option<u32>) -> &'a [Access] {
+        let list = match self.keep {
+            Some(k) if list.len() > k => &list[list.len() - k..],
+            _ => list,
+        };
+        // Times are non-decreasing: the unknown accesses are a suffix.
+        let from = known.map_or(0, |k| list.partition_point(|a| a.time <= k));
+        &list[from..]
+    }
+
     /// Calls `f(u, access, is_write)` for every logged access of `x` by a thread `u ≠ t`
-    /// that is not known to `clock` (its time exceeds `clock(u)`; every access when `clock`
-    /// is `None`), writes always and reads when `reads` is set.
+    /// whose lockset passes `group`, that is not known to `clock` (its time exceeds
+    /// `clock(u)`; every access when `clock` is `None`), writes always and reads when
+    /// `reads` is set.
     #[inline]
     pub fn for_unordered(
         &self,
@@ -310,32 +336,82 @@ impl AccessLog {
         t: ThreadId,
         clock: Option<&VectorClock>,
         reads: bool,
+        group: impl Fn(LsId) -> bool,
         mut f: impl FnMut(ThreadId, &Access, bool),
     ) {
         let Some(per) = self.vars.get(x.index()) else {
             return;
         };
-        for (u, vt) in per.iter().enumerate() {
+        for (u, groups) in per.iter().enumerate() {
             if u == t.index() {
                 continue;
             }
             let u = ThreadId(u as u32);
             let known = clock.map(|c| c.get(u));
-            let mut scan = |list: &[Access], write: bool| {
-                let list = match self.keep {
-                    Some(k) if list.len() > k => &list[list.len() - k..],
-                    _ => list,
-                };
-                // Times are non-decreasing: the unknown accesses are a suffix.
-                let from = known.map_or(0, |k| list.partition_point(|a| a.time <= k));
-                for a in &list[from..] {
-                    f(u, a, write);
+            for g in groups.iter().filter(|g| group(g.ls)) {
+                for a in self.visible(&g.writes, known) {
+                    f(u, a, true);
                 }
-            };
-            scan(&vt.writes, true);
-            if reads {
-                scan(&vt.reads, false);
+                if reads {
+                    for a in self.visible(&g.reads, known) {
+                        f(u, a, false);
+                    }
+                }
             }
+        }
+    }
+
+    /// The number of accesses [`for_unordered`](Self::for_unordered) would visit, in
+    /// `O(threads × groups × log)`.
+    pub fn count_unordered(
+        &self,
+        x: VarId,
+        t: ThreadId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        group: impl Fn(LsId) -> bool,
+    ) -> u64 {
+        let Some(per) = self.vars.get(x.index()) else {
+            return 0;
+        };
+        let mut n = 0;
+        for (u, groups) in per.iter().enumerate() {
+            if u == t.index() {
+                continue;
+            }
+            let known = clock.map(|c| c.get(ThreadId(u as u32)));
+            for g in groups.iter().filter(|g| group(g.ls)) {
+                n += self.visible(&g.writes, known).len() as u64;
+                if reads {
+                    n += self.visible(&g.reads, known).len() as u64;
+                }
+            }
+        }
+        n
+    }
+
+    /// Enumerates (or, once `sink` is full, counts) the unordered accesses with a lockset
+    /// disjoint from `ls` into `sink` as pairs with the current event.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn pairs_into(
+        &self,
+        sink: &mut PairSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        let (x, t) = (ev.var(), ev.thread);
+        let group = |g: LsId| table.disjoint(g, ls);
+        if sink.pairs.len() >= PAIR_LIMIT {
+            sink.total += self.count_unordered(x, t, clock, reads, group);
+        } else {
+            self.for_unordered(x, t, clock, reads, group, |u, a, aw| {
+                sink.add(x, u, a, aw, index, ev)
+            });
         }
     }
 }
@@ -459,17 +535,27 @@ mod tests {
             log.push(VarId(0), ThreadId(1), i % 2 == 0, a);
         }
         let mut seen = Vec::new();
-        log.for_unordered(VarId(0), ThreadId(0), None, true, |_, a, _| {
-            seen.push(a.index)
-        });
+        log.for_unordered(
+            VarId(0),
+            ThreadId(0),
+            None,
+            true,
+            |_| true,
+            |_, a, _| seen.push(a.index),
+        );
         seen.sort();
         assert_eq!(seen, vec![26, 27, 28, 29]);
         let mut c = VectorClock::new();
         c.set(ThreadId(1), 27);
         let mut seen = Vec::new();
-        log.for_unordered(VarId(0), ThreadId(0), Some(&c), true, |_, a, _| {
-            seen.push(a.index)
-        });
+        log.for_unordered(
+            VarId(0),
+            ThreadId(0),
+            Some(&c),
+            true,
+            |_| true,
+            |_, a, _| seen.push(a.index),
+        );
         seen.sort();
         assert_eq!(seen, vec![28, 29]);
     }

@@ -164,12 +164,15 @@ impl Analysis for TsanHybrid {
                 let (x, t, w) = (ev.var(), ev.thread, ev.is_write());
                 let ls = self.hold.lockset(t);
                 let clock = &self.clocks.threads[t.index()];
-                let (sink, table) = (&mut self.sink, &self.hold.table);
-                self.log.for_unordered(x, t, Some(clock), w, |u, a, aw| {
-                    if table.disjoint(a.ls, ls) {
-                        sink.add(x, u, a, aw, index, ev);
-                    }
-                });
+                self.log.pairs_into(
+                    &mut self.sink,
+                    &self.hold.table,
+                    ls,
+                    Some(clock),
+                    w,
+                    index,
+                    ev,
+                );
                 let a = Access {
                     index,
                     time: clock.get(t),

@@ -36,8 +36,9 @@
 //!   be quadratic). Promise (tested against brute force and the oracle): all adjacent
 //!   predictable pairs (Prop. 4.5) and, on two-thread traces, only predictable pairs
 //!   (Prop. 4.6).
-//! - linear (`Some(N)`): per (variable, thread) only the current access and the last `N`
-//!   replaced ones of each kind are kept; linear time, may miss pairs (never adds any).
+//! - linear (`Some(N)`): per (variable, thread, lockset) only the current access and the
+//!   last `N` replaced ones of each kind are kept; linear time, may miss pairs (never adds
+//!   any).
 //!
 //! At most `PAIR_LIMIT` pairs are listed; `extra.pairs_total` has the exact count.
 
@@ -212,13 +213,15 @@ impl W3po {
         let x = ev.var();
         let ls = self.hold.lockset(t);
         let v = &self.clocks[t.index()];
-        let (sink, table) = (&mut self.sink, &self.hold.table);
-        // Def. 4.2: W3-unordered earlier reads and writes with disjoint locksets.
-        self.log.for_unordered(x, t, Some(v), true, |u, a, aw| {
-            if table.disjoint(a.ls, ls) {
-                sink.add(x, u, a, aw, index, ev);
-            }
-        });
+        self.log.pairs_into(
+            &mut self.sink,
+            &self.hold.table,
+            ls,
+            Some(v),
+            true,
+            index,
+            ev,
+        );
         self.log.push(
             x,
             t,
@@ -271,12 +274,15 @@ impl W3po {
         // Def. 4.2 read-write pairs whose write comes first in the trace (the read runs
         // first in the reordering): earlier writes still W3-unordered after the WRD edge.
         let v = &self.clocks[t.index()];
-        let (sink, table) = (&mut self.sink, &self.hold.table);
-        self.log.for_unordered(x, t, Some(v), false, |u, a, aw| {
-            if table.disjoint(a.ls, ls) {
-                sink.add(x, u, a, aw, index, ev);
-            }
-        });
+        self.log.pairs_into(
+            &mut self.sink,
+            &self.hold.table,
+            ls,
+            Some(v),
+            false,
+            index,
+            ev,
+        );
         self.log.push(
             x,
             t,
@@ -398,7 +404,7 @@ fn build_report(a: &mut W3po) -> RaceReport {
         ),
         Some(n) => r.notes.push(format!(
             "mode: linear (history {n}: the current and {n} replaced accesses per variable, \
-             thread and kind): may miss pairs of the complete mode"
+             thread, lockset and kind): may miss pairs of the complete mode"
         )),
     }
     r.extra.insert(

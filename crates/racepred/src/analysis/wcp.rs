@@ -348,9 +348,7 @@ impl Wcp {
         }
         if let Some((log, sink)) = self.pairs.as_mut() {
             let var = ev.var();
-            log.for_unordered(var, t, Some(p), write, |u, a, aw| {
-                sink.add(var, u, a, aw, index, ev);
-            });
+            log.pairs_into(sink, &self.hold.table, 0, Some(p), write, index, ev);
             let a = Access {
                 index,
                 time: own,
