@@ -3,6 +3,9 @@
 //! traces), and the papers' claims against a small exhaustive search over correctly
 //! reordered prefixes written here (the project's oracle is tested in `w3po_oracle.rs`).
 
+// Brute force over event indices reads best with index loops.
+#![allow(clippy::needless_range_loop)]
+
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
