@@ -4,6 +4,12 @@
 //! (`on_event`), then calls `finish` for each report. Analyses that need several passes
 //! (HBP/SHBP post-processing, W3PO) keep what they need and do the rest in `finish`.
 
+pub mod lockset;
+pub mod locksets;
+pub mod tsan_hybrid;
+pub mod w3po;
+pub mod wcp;
+
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
@@ -214,8 +220,11 @@ pub struct AnalysisOptions {
 
 /// Creates an analysis. Returns an error for analyses not built yet.
 pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Analysis>> {
-    let _ = opts;
     match kind {
+        AnalysisKind::Wcp => Ok(Box::new(wcp::Wcp::new())),
+        AnalysisKind::Lockset => Ok(Box::new(lockset::Lockset::new())),
+        AnalysisKind::TsanHybrid => Ok(Box::new(tsan_hybrid::TsanHybrid::new())),
+        AnalysisKind::W3po => Ok(Box::new(w3po::W3po::new(opts.history))),
         #[allow(unreachable_patterns)]
         _ => Err(Error::invalid(format!(
             "analysis `{}` is not available in this build yet",

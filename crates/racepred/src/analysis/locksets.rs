@@ -1,0 +1,562 @@
+//! Shared machinery of the lockset family (`lockset`, `tsan-hybrid`, `w3po`, and WCP's
+//! bookkeeping of held locks).
+//!
+//! - [`LocksetTable`]: locksets interned as dense ids (`0` is the empty set), with cached
+//!   add / remove transitions and intersections, and a 64-bit mask per set so that most
+//!   disjointness tests are one `&` (Def. 3.10 of `papers/w3po-hybrid-lockset.txt`).
+//! - [`Holdings`]: the locks each thread holds, with re-entrant nesting (only the outermost
+//!   `acq`/`rel` of a lock opens / closes a critical section) and hand-over-hand releases.
+//! - [`AccessLog`]: per (variable, thread) the plain accesses seen so far with their local
+//!   time and lockset, complete or bounded to the last `N + 1` reads and writes ("history of
+//!   replaced events"); it enumerates the earlier accesses a new access may race with.
+//! - [`PairSink`]: collects race pairs up to [`PAIR_LIMIT`] and counts all of them, so that
+//!   a trace with 10^9 lockset pairs still finishes with an exact count.
+
+use rustc_hash::FxHashMap;
+
+use crate::clock::VectorClock;
+use crate::report::{RacePair, RaceReport};
+use crate::trace::{Event, LocId, LockId, Op, ThreadId, VarId};
+
+/// Lockset id: index into a [`LocksetTable`].
+pub type LsId = u32;
+
+/// At most this many pairs are stored per report; the rest are only counted (56 bytes per
+/// pair: 2^20 pairs are 56 MB).
+pub const PAIR_LIMIT: usize = 1 << 20;
+
+/// Interned locksets.
+#[derive(Debug)]
+pub struct LocksetTable {
+    sets: Vec<Box<[u32]>>,
+    masks: Vec<u64>,
+    index: FxHashMap<Box<[u32]>, LsId>,
+    with: FxHashMap<(LsId, u32), LsId>,
+    without: FxHashMap<(LsId, u32), LsId>,
+    inter: FxHashMap<(LsId, LsId), LsId>,
+}
+
+impl Default for LocksetTable {
+    fn default() -> Self {
+        LocksetTable::new()
+    }
+}
+
+impl LocksetTable {
+    /// The empty lockset.
+    pub const EMPTY: LsId = 0;
+
+    pub fn new() -> LocksetTable {
+        let mut t = LocksetTable {
+            sets: Vec::new(),
+            masks: Vec::new(),
+            index: FxHashMap::default(),
+            with: FxHashMap::default(),
+            without: FxHashMap::default(),
+            inter: FxHashMap::default(),
+        };
+        t.intern(Vec::new());
+        t
+    }
+
+    fn intern(&mut self, locks: Vec<u32>) -> LsId {
+        debug_assert!(locks.windows(2).all(|w| w[0] < w[1]));
+        let locks = locks.into_boxed_slice();
+        if let Some(&id) = self.index.get(&locks) {
+            return id;
+        }
+        let id = self.sets.len() as LsId;
+        self.masks
+            .push(locks.iter().fold(0u64, |m, &l| m | (1u64 << (l % 64))));
+        self.sets.push(locks.clone());
+        self.index.insert(locks, id);
+        id
+    }
+
+    /// The locks of a set, sorted.
+    pub fn locks(&self, ls: LsId) -> &[u32] {
+        &self.sets[ls as usize]
+    }
+
+    /// Number of distinct locksets seen.
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// `ls ∪ {lock}`.
+    pub fn with(&mut self, ls: LsId, lock: LockId) -> LsId {
+        if let Some(&r) = self.with.get(&(ls, lock.0)) {
+            return r;
+        }
+        let mut v = self.sets[ls as usize].to_vec();
+        if let Err(i) = v.binary_search(&lock.0) {
+            v.insert(i, lock.0);
+        }
+        let r = self.intern(v);
+        self.with.insert((ls, lock.0), r);
+        r
+    }
+
+    /// `ls \ {lock}`.
+    pub fn without(&mut self, ls: LsId, lock: LockId) -> LsId {
+        if let Some(&r) = self.without.get(&(ls, lock.0)) {
+            return r;
+        }
+        let mut v = self.sets[ls as usize].to_vec();
+        v.retain(|&l| l != lock.0);
+        let r = self.intern(v);
+        self.without.insert((ls, lock.0), r);
+        r
+    }
+
+    /// `a ∩ b = ∅`.
+    #[inline]
+    pub fn disjoint(&self, a: LsId, b: LsId) -> bool {
+        // Most locksets are empty or small: the masks settle most tests.
+        if self.masks[a as usize] & self.masks[b as usize] == 0 {
+            return true;
+        }
+        let (x, y) = (&self.sets[a as usize], &self.sets[b as usize]);
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() && j < y.len() {
+            match x[i].cmp(&y[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => return false,
+            }
+        }
+        true
+    }
+
+    /// `a ∩ b`.
+    pub fn intersect(&mut self, a: LsId, b: LsId) -> LsId {
+        if a == b {
+            return a;
+        }
+        if self.disjoint(a, b) {
+            return Self::EMPTY;
+        }
+        let key = (a.min(b), a.max(b));
+        if let Some(&r) = self.inter.get(&key) {
+            return r;
+        }
+        let y = &self.sets[b as usize];
+        let v: Vec<u32> = self.sets[a as usize]
+            .iter()
+            .copied()
+            .filter(|l| y.binary_search(l).is_ok())
+            .collect();
+        let r = self.intern(v);
+        self.inter.insert(key, r);
+        r
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct ThreadHold {
+    /// (lock, nesting depth), in acquire order of the outermost acquires.
+    held: Vec<(u32, u32)>,
+    ls: LsId,
+}
+
+/// The locks each thread holds (Def. 3.10: `LS(e)` is the set of locks held by `e`'s
+/// thread at `e`).
+#[derive(Debug, Default)]
+pub struct Holdings {
+    threads: Vec<ThreadHold>,
+    pub table: LocksetTable,
+}
+
+impl Holdings {
+    pub fn new() -> Holdings {
+        Holdings::default()
+    }
+
+    #[inline]
+    fn thread(&mut self, t: ThreadId) -> &mut ThreadHold {
+        if t.index() >= self.threads.len() {
+            self.threads.resize(t.index() + 1, ThreadHold::default());
+        }
+        &mut self.threads[t.index()]
+    }
+
+    /// Records `acq(l)` by `t`; true if it opens a critical section (not re-entrant).
+    pub fn acquire(&mut self, t: ThreadId, l: LockId) -> bool {
+        let th = self.thread(t);
+        if let Some(h) = th.held.iter_mut().find(|h| h.0 == l.0) {
+            h.1 += 1;
+            return false;
+        }
+        th.held.push((l.0, 1));
+        let ls = th.ls;
+        let ls = self.table.with(ls, l);
+        self.thread(t).ls = ls;
+        true
+    }
+
+    /// Records `rel(l)` by `t`; true if it closes a critical section (the outermost release).
+    /// A release of a lock `t` does not hold (ill-formed input) is ignored and returns false.
+    pub fn release(&mut self, t: ThreadId, l: LockId) -> bool {
+        let th = self.thread(t);
+        let Some(k) = th.held.iter().position(|h| h.0 == l.0) else {
+            return false;
+        };
+        if th.held[k].1 > 1 {
+            th.held[k].1 -= 1;
+            return false;
+        }
+        th.held.remove(k);
+        let ls = th.ls;
+        let ls = self.table.without(ls, l);
+        self.thread(t).ls = ls;
+        true
+    }
+
+    /// The current lockset of `t`.
+    #[inline]
+    pub fn lockset(&self, t: ThreadId) -> LsId {
+        self.threads
+            .get(t.index())
+            .map_or(LocksetTable::EMPTY, |h| h.ls)
+    }
+
+    /// True if `t` holds `l`.
+    pub fn holds(&self, t: ThreadId, l: LockId) -> bool {
+        self.threads
+            .get(t.index())
+            .is_some_and(|h| h.held.iter().any(|x| x.0 == l.0))
+    }
+
+    /// Number of locks `t` holds.
+    #[inline]
+    pub fn held_count(&self, t: ThreadId) -> usize {
+        self.threads.get(t.index()).map_or(0, |h| h.held.len())
+    }
+
+    /// The `k`-th lock `t` holds (`k < held_count(t)`).
+    #[inline]
+    pub fn held_lock(&self, t: ThreadId, k: usize) -> LockId {
+        LockId(self.threads[t.index()].held[k].0)
+    }
+}
+
+/// One logged access.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub index: u64,
+    /// Local time of the access in its thread (non-decreasing along the thread).
+    pub time: u32,
+    pub ls: LsId,
+    pub loc: LocId,
+}
+
+/// The accesses of one (variable, thread) with one lockset.
+#[derive(Clone, Debug, Default)]
+struct Group {
+    ls: LsId,
+    reads: Vec<Access>,
+    writes: Vec<Access>,
+}
+
+/// Accesses per (variable, thread), grouped by lockset so that groups sharing a lock with
+/// the current access are skipped whole (and counting needs no scan).
+#[derive(Debug)]
+pub struct AccessLog {
+    vars: Vec<Vec<Vec<Group>>>,
+    /// `Some(k)`: only the last `k` reads and the last `k` writes per (variable, thread,
+    /// lockset) are kept and enumerated.
+    keep: Option<usize>,
+}
+
+impl AccessLog {
+    /// `keep = None`: every access; `Some(k)`: the last `k` of each kind per group.
+    pub fn new(keep: Option<usize>) -> AccessLog {
+        AccessLog {
+            vars: Vec::new(),
+            keep: keep.map(|k| k.max(1)),
+        }
+    }
+
+    /// Logs an access of `x` by `t`.
+    #[inline]
+    pub fn push(&mut self, x: VarId, t: ThreadId, write: bool, a: Access) {
+        if x.index() >= self.vars.len() {
+            self.vars.resize_with(x.index() + 1, Vec::new);
+        }
+        let per = &mut self.vars[x.index()];
+        if t.index() >= per.len() {
+            per.resize_with(t.index() + 1, Vec::new);
+        }
+        let groups = &mut per[t.index()];
+        let g = match groups.iter().position(|g| g.ls == a.ls) {
+            Some(g) => g,
+            None => {
+                groups.push(Group {
+                    ls: a.ls,
+                    ..Group::default()
+                });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[g];
+        let list = if write { &mut g.writes } else { &mut g.reads };
+        debug_assert!(list.last().is_none_or(|l| l.time <= a.time));
+        list.push(a);
+        if let Some(k) = self.keep {
+            // Amortised ring: drop the oldest ones once the list doubles.
+            if list.len() >= 2 * k + 8 {
+                list.drain(..list.len() - k);
+            }
+        }
+    }
+
+    #[inline]
+    fn visible<'a>(&self, list: &'a [Access], known: Option<u32>) -> &'a [Access] {
+        let list = match self.keep {
+            Some(k) if list.len() > k => &list[list.len() - k..],
+            _ => list,
+        };
+        // Times are non-decreasing: the unknown accesses are a suffix.
+        let from = known.map_or(0, |k| list.partition_point(|a| a.time <= k));
+        &list[from..]
+    }
+
+    /// Calls `f(u, access, is_write)` for every logged access of `x` by a thread `u ≠ t`
+    /// whose lockset passes `group`, that is not known to `clock` (its time exceeds
+    /// `clock(u)`; every access when `clock` is `None`), writes always and reads when
+    /// `reads` is set.
+    #[inline]
+    pub fn for_unordered(
+        &self,
+        x: VarId,
+        t: ThreadId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        group: impl Fn(LsId) -> bool,
+        mut f: impl FnMut(ThreadId, &Access, bool),
+    ) {
+        let Some(per) = self.vars.get(x.index()) else {
+            return;
+        };
+        for (u, groups) in per.iter().enumerate() {
+            if u == t.index() {
+                continue;
+            }
+            let u = ThreadId(u as u32);
+            let known = clock.map(|c| c.get(u));
+            for g in groups.iter().filter(|g| group(g.ls)) {
+                for a in self.visible(&g.writes, known) {
+                    f(u, a, true);
+                }
+                if reads {
+                    for a in self.visible(&g.reads, known) {
+                        f(u, a, false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The number of accesses [`for_unordered`](Self::for_unordered) would visit, in
+    /// `O(threads × groups × log)`.
+    pub fn count_unordered(
+        &self,
+        x: VarId,
+        t: ThreadId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        group: impl Fn(LsId) -> bool,
+    ) -> u64 {
+        let Some(per) = self.vars.get(x.index()) else {
+            return 0;
+        };
+        let mut n = 0;
+        for (u, groups) in per.iter().enumerate() {
+            if u == t.index() {
+                continue;
+            }
+            let known = clock.map(|c| c.get(ThreadId(u as u32)));
+            for g in groups.iter().filter(|g| group(g.ls)) {
+                n += self.visible(&g.writes, known).len() as u64;
+                if reads {
+                    n += self.visible(&g.reads, known).len() as u64;
+                }
+            }
+        }
+        n
+    }
+
+    /// Enumerates (or, once `sink` is full, counts) the unordered accesses with a lockset
+    /// disjoint from `ls` into `sink` as pairs with the current event.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn pairs_into(
+        &self,
+        sink: &mut PairSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        let (x, t) = (ev.var(), ev.thread);
+        let group = |g: LsId| table.disjoint(g, ls);
+        if sink.pairs.len() >= PAIR_LIMIT {
+            sink.total += self.count_unordered(x, t, clock, reads, group);
+        } else {
+            self.for_unordered(x, t, clock, reads, group, |u, a, aw| {
+                sink.add(x, u, a, aw, index, ev)
+            });
+        }
+    }
+}
+
+/// Collects pairs up to [`PAIR_LIMIT`], counting all.
+#[derive(Debug, Default)]
+pub struct PairSink {
+    pub pairs: Vec<RacePair>,
+    pub total: u64,
+}
+
+impl PairSink {
+    /// Adds the pair (earlier logged access `a` of `x` by `u`, current event `second`).
+    #[inline]
+    pub fn add(
+        &mut self,
+        x: VarId,
+        u: ThreadId,
+        a: &Access,
+        a_write: bool,
+        second: u64,
+        ev: &Event,
+    ) {
+        self.total += 1;
+        if self.pairs.len() < PAIR_LIMIT {
+            self.push_cold(x, u, a, a_write, second, ev);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_cold(
+        &mut self,
+        x: VarId,
+        u: ThreadId,
+        a: &Access,
+        a_write: bool,
+        second: u64,
+        ev: &Event,
+    ) {
+        let op = if a_write { Op::Write } else { Op::Read };
+        let first = Event::new(u, op, x.0, a.loc);
+        self.pairs.push(RacePair::new(a.index, first, second, *ev));
+    }
+
+    /// Adds a pair of two known events.
+    #[inline]
+    pub fn add_events(&mut self, first: u64, first_ev: Event, second: u64, second_ev: Event) {
+        self.total += 1;
+        if self.pairs.len() < PAIR_LIMIT {
+            self.pairs
+                .push(RacePair::new(first, first_ev, second, second_ev));
+        }
+    }
+
+    /// Moves the pairs into `report` (sorted) with the count and a note if truncated.
+    #[cold]
+    #[inline(never)]
+    pub fn into_report(&mut self, report: &mut RaceReport) {
+        report.pairs = std::mem::take(&mut self.pairs);
+        report.normalize();
+        report
+            .extra
+            .insert("pairs_total".into(), serde_json::Value::from(self.total));
+        if self.total > report.pairs.len() as u64 {
+            report.notes.push(format!(
+                "pair limit reached: {} of {} pairs listed (the first found in trace order)",
+                report.pairs.len(),
+                self.total
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_interns_and_caches() {
+        let mut t = LocksetTable::new();
+        let a = t.with(LocksetTable::EMPTY, LockId(3));
+        let ab = t.with(a, LockId(1));
+        let b = t.with(LocksetTable::EMPTY, LockId(1));
+        let ba = t.with(b, LockId(3));
+        assert_eq!(ab, ba);
+        assert_eq!(t.locks(ab), &[1, 3]);
+        assert_eq!(t.without(ab, LockId(1)), a);
+        let c = t.with(LocksetTable::EMPTY, LockId(67)); // same mask bit as 3
+        assert!(t.disjoint(a, c));
+        assert!(!t.disjoint(a, ab));
+        assert_eq!(t.intersect(ab, a), a);
+        assert_eq!(t.intersect(ab, c), LocksetTable::EMPTY);
+    }
+
+    #[test]
+    fn holdings_nest_and_hand_over_hand() {
+        let mut h = Holdings::new();
+        let t = ThreadId(1);
+        assert!(h.acquire(t, LockId(0)));
+        assert!(!h.acquire(t, LockId(0)));
+        assert!(h.acquire(t, LockId(1)));
+        assert!(!h.release(t, LockId(0)));
+        assert!(h.release(t, LockId(0))); // hand-over-hand: 0 before 1
+        assert_eq!(h.table.locks(h.lockset(t)), &[1]);
+        assert!(h.release(t, LockId(1)));
+        assert_eq!(h.lockset(t), LocksetTable::EMPTY);
+        assert!(!h.release(t, LockId(5)));
+    }
+
+    #[test]
+    fn access_log_suffix_and_bound() {
+        let mut log = AccessLog::new(Some(2));
+        for i in 0..30u32 {
+            let a = Access {
+                index: i as u64,
+                time: i,
+                ls: 0,
+                loc: LocId(i),
+            };
+            log.push(VarId(0), ThreadId(1), i % 2 == 0, a);
+        }
+        let mut seen = Vec::new();
+        log.for_unordered(
+            VarId(0),
+            ThreadId(0),
+            None,
+            true,
+            |_| true,
+            |_, a, _| seen.push(a.index),
+        );
+        seen.sort();
+        assert_eq!(seen, vec![26, 27, 28, 29]);
+        let mut c = VectorClock::new();
+        c.set(ThreadId(1), 27);
+        let mut seen = Vec::new();
+        log.for_unordered(
+            VarId(0),
+            ThreadId(0),
+            Some(&c),
+            true,
+            |_| true,
+            |_, a, _| seen.push(a.index),
+        );
+        seen.sort();
+        assert_eq!(seen, vec![28, 29]);
+    }
+}

@@ -1,0 +1,264 @@
+//! ThreadSanitizer v1 style hybrid: lockset pairs among accesses unordered by the
+//! non-lock synchronisation order.
+//!
+//! - K. Serebryany, T. Iskhodzhanov: "ThreadSanitizer — data race detection in practice",
+//!   WBIA 2009 (hybrid mode: happens-before from thread creation / join and signal / wait,
+//!   *not* from locks, combined with locksets).
+//! - As described in M. Sulzmann, K. Stadtmüller, MPLR 2020
+//!   (`papers/w3po-hybrid-lockset.txt`) §3.2: "only applies the lockset comparison for
+//!   events that are not ordered under the program order".
+//!
+//! A pair (e, f), e earlier in the trace, is reported when e and f conflict (plain accesses,
+//! different threads, same variable, one a write), their locksets (Def. 3.10) are disjoint,
+//! and e is not ordered before f by the *sync order*: the transitive closure of program
+//! order, fork → first event of the child, last event of a child → join (none if the
+//! child has no events), the latest `vw(X)` → `vr(X)` and the latest `sig(C)` →
+//! `wait(C)` (the read-from edges of synchronisation; an edge from *every* earlier `vw`, as
+//! HB has, is not kept by correct reorderings and loses predictable pairs: T1: `r(x)
+//! vw(v)`, T2: `vw(v) vr(v) w(x)`). Lock
+//! release → acquire is deliberately not an edge. The sync order is computed with vector
+//! clocks whose local component counts every event, so `e` is ordered before `f` iff
+//! `time(e) ≤ V_f(thread(e))`; pairs are enumerated from a per-(variable, thread) access
+//! log as the suffix of unknown accesses (output-sensitive).
+//!
+//! Promise: a subset of the lockset pairs; every predictable pair (SPEC §2) is reported
+//! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
+//! kept by every correct reordering). Unsound in general.
+
+use super::locksets::{Access, AccessLog, Holdings, PairSink};
+use super::{Analysis, Side};
+use crate::clock::VectorClock;
+use crate::report::{RaceReport, ReportKind};
+use crate::trace::{Event, Names, Op, ThreadId};
+
+/// Vector clocks of the non-lock synchronisation order, one time step per event.
+#[derive(Debug, Default)]
+pub(crate) struct SyncClocks {
+    pub threads: Vec<VectorClock>,
+    /// Per volatile variable: clock of the latest `vw`.
+    volatile: Vec<VectorClock>,
+    /// Per condition: clock of the latest `sig`.
+    signal: Vec<VectorClock>,
+    /// Per thread: has it had an event (a join of a thread without events adds no edge).
+    acted: Vec<bool>,
+}
+
+impl SyncClocks {
+    #[inline]
+    pub fn thread(&mut self, t: ThreadId) -> &mut VectorClock {
+        if t.index() >= self.threads.len() {
+            self.threads.resize_with(t.index() + 1, VectorClock::new);
+        }
+        &mut self.threads[t.index()]
+    }
+
+    /// Advances `ev`'s thread by one step and applies `ev`'s incoming / outgoing sync edges.
+    #[inline]
+    pub fn step(&mut self, ev: &Event) {
+        let t = ev.thread;
+        self.thread(t).increment(t);
+        if t.index() >= self.acted.len() {
+            self.acted.resize(t.index() + 1, false);
+        }
+        self.acted[t.index()] = true;
+        match ev.op {
+            Op::Fork => {
+                let u = ev.other_thread();
+                self.thread(u);
+                let (a, b) = two(&mut self.threads, t.index(), u.index());
+                b.join(a);
+            }
+            Op::Join if self.acted.get(ev.other_thread().index()) == Some(&true) => {
+                let u = ev.other_thread();
+                let (a, b) = two(&mut self.threads, t.index(), u.index());
+                a.join(b);
+            }
+            Op::VolatileWrite => {
+                let x = ev.target as usize;
+                if x >= self.volatile.len() {
+                    self.volatile.resize_with(x + 1, VectorClock::new);
+                }
+                self.volatile[x].copy_from(&self.threads[t.index()]);
+            }
+            Op::VolatileRead => {
+                if let Some(c) = self.volatile.get(ev.target as usize) {
+                    self.threads[t.index()].join(c);
+                }
+            }
+            Op::Signal => {
+                let c = ev.target as usize;
+                if c >= self.signal.len() {
+                    self.signal.resize_with(c + 1, VectorClock::new);
+                }
+                self.signal[c].copy_from(&self.threads[t.index()]);
+            }
+            Op::Wait => {
+                if let Some(c) = self.signal.get(ev.target as usize) {
+                    self.threads[t.index()].join(c);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Two distinct elements of a slice, mutably.
+#[inline]
+pub(crate) fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b);
+    if a < b {
+        let (x, y) = v.split_at_mut(b);
+        (&mut x[a], &mut y[0])
+    } else {
+        let (x, y) = v.split_at_mut(a);
+        (&mut y[0], &mut x[b])
+    }
+}
+
+/// TSan v1 hybrid.
+pub struct TsanHybrid {
+    hold: Holdings,
+    clocks: SyncClocks,
+    log: AccessLog,
+    sink: PairSink,
+}
+
+impl Default for TsanHybrid {
+    fn default() -> Self {
+        TsanHybrid::new()
+    }
+}
+
+impl TsanHybrid {
+    pub fn new() -> TsanHybrid {
+        TsanHybrid {
+            hold: Holdings::new(),
+            clocks: SyncClocks::default(),
+            log: AccessLog::new(None),
+            sink: PairSink::default(),
+        }
+    }
+}
+
+impl Analysis for TsanHybrid {
+    fn name(&self) -> &'static str {
+        "tsan-hybrid"
+    }
+
+    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+        if ev.op == Op::Fork && ev.other_thread() == ev.thread {
+            return; // ill-formed self-fork: ignore
+        }
+        if ev.op == Op::Join && ev.other_thread() == ev.thread {
+            return;
+        }
+        self.clocks.step(ev);
+        match ev.op {
+            Op::Acquire => {
+                self.hold.acquire(ev.thread, ev.lock());
+            }
+            Op::Release => {
+                self.hold.release(ev.thread, ev.lock());
+            }
+            Op::Read | Op::Write => {
+                let (x, t, w) = (ev.var(), ev.thread, ev.is_write());
+                let ls = self.hold.lockset(t);
+                let clock = &self.clocks.threads[t.index()];
+                self.log.pairs_into(
+                    &mut self.sink,
+                    &self.hold.table,
+                    ls,
+                    Some(clock),
+                    w,
+                    index,
+                    ev,
+                );
+                let a = Access {
+                    index,
+                    time: clock.get(t),
+                    ls,
+                    loc: ev.loc,
+                };
+                self.log.push(x, t, w, a);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _names: &Names) -> RaceReport {
+        build_report(self)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn build_report(a: &mut TsanHybrid) -> RaceReport {
+    let mut r = RaceReport::new("tsan-hybrid", ReportKind::Pairs);
+    a.sink.into_report(&mut r);
+    r.notes.push(
+        "pairs: conflicting accesses with disjoint locksets, unordered by program order, \
+         fork/join, volatile and sig/wait (not by locks)"
+            .into(),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::run_trace;
+    use crate::trace::{LocId, Trace};
+
+    fn run(events: Vec<Event>) -> RaceReport {
+        let t = Trace::from_events(events);
+        let mut a: Vec<Box<dyn Analysis>> = vec![Box::new(TsanHybrid::new())];
+        run_trace(&t, &mut a).pop().unwrap()
+    }
+
+    #[test]
+    fn fork_join_order_but_locks_do_not() {
+        use Event as E;
+        let r = run(vec![
+            E::write(0, 0),
+            E::fork(0, 1),
+            E::write(1, 0),
+            E::acquire(1, 0),
+            E::release(1, 0),
+            E::join(0, 1),
+            E::write(0, 0),
+            E::fork(0, 2),
+            E::acquire(0, 0),
+            E::release(0, 0),
+            E::acquire(2, 0),
+            E::release(2, 0),
+            E::read(2, 0),
+        ]);
+        // fork/join order 0<2<6<12; lock 8-9 → 10-11 is not an edge, but 6 → fork → 12.
+        assert!(r.pairs.is_empty());
+        let r = run(vec![
+            E::acquire(0, 0),
+            E::write(0, 0),
+            E::release(0, 0),
+            E::acquire(1, 0),
+            E::release(1, 0),
+            E::read(1, 0),
+        ]);
+        assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(1, 5)]);
+    }
+
+    #[test]
+    fn volatile_and_signal_are_edges() {
+        use Event as E;
+        let ev = |t, op, x| Event::new(ThreadId(t), op, x, LocId::NONE);
+        let r = run(vec![
+            E::write(0, 0),
+            ev(0, Op::VolatileWrite, 5),
+            ev(1, Op::VolatileRead, 5),
+            E::write(1, 0),
+            ev(1, Op::Signal, 0),
+            ev(2, Op::Wait, 0),
+            E::read(2, 0),
+        ]);
+        assert!(r.pairs.is_empty());
+    }
+}

@@ -1,0 +1,563 @@
+//! WCP: weak-causally-precedes.
+//!
+//! D. Kini, U. Mathur, M. Viswanathan: "Dynamic Race Prediction in Linear Time", PLDI 2017
+//! (Def. of ≺WCP, Algorithm 1: HB clocks `H`, WCP-predecessor clocks `P`, per-lock
+//! acquire / release queues, per-(lock, variable) release clocks). Restated in
+//! `papers/w3po-hybrid-lockset.txt` (Sulzmann, Stadtmüller, MPLR 2020), Def. 3.6–3.7 and
+//! Prop. 3.8.
+//!
+//! ≺WCP is the smallest relation with
+//! - (a) `rel(CS1) ≺ e2` when CS1, CS2 are critical sections on one lock, CS1 earlier, of
+//!   different threads, containing conflicting events `e1 ∈ CS1`, `e2 ∈ CS2` (volatile
+//!   accesses count as accesses here: the edge holds in every trace-specific reordering);
+//! - (b) `rel(CS1) ≺ rel(CS2)` when moreover `acq(CS1) ≺ rel(CS2)` (some event of CS1
+//!   WCP-precedes some event of CS2);
+//! - hard edges every correct reordering keeps: fork → child, child → join (when the child
+//!   has events), latest `vw(X)`
+//!   → `vr(X)`, latest `sig(C)` → `wait(C)`;
+//! - closed under composition with ≤HB on both sides, where HB is program order plus
+//!   release → later acquire, every `vw(X)` → later `vr(X)`, and the hard edges.
+//!
+//! The clocks follow Kini et al. with one change: the local component of `H` counts every
+//! event (not only releases), so `e ≺WCP f` iff `H_e(thread(e)) ≤ P_f(thread(e))` for
+//! events of different threads; the rule-(a) release clocks are kept per source thread
+//! (as RAPID does) so a thread's own earlier critical sections never order it.
+//!
+//! Report: `ReportKind::RacyEvents` — each access for which some earlier conflicting access
+//! is WCP-unordered (Djit+-style check on per-variable read / write clocks). Promise
+//! (Kini et al. Thm. 1): the first racy event belongs to a predictable race; every
+//! trace-specific predictable pair is WCP-unordered (Prop. 3.8, so the later event of each
+//! is reported). [`Wcp::with_pairs`] also lists every WCP-unordered conflicting pair
+//! (quadratic in the worst case; used by tests).
+
+use rustc_hash::FxHashMap;
+
+use super::locksets::{Access, AccessLog, Holdings, PairSink};
+use super::tsan_hybrid::two;
+use super::{Analysis, Side};
+use crate::clock::VectorClock;
+use crate::report::{RaceReport, RacyEvent, ReportKind};
+use crate::trace::{Event, Names, Op, ThreadId};
+
+/// One critical section in a lock's log (Kini's Acq/Rel queues, shared by all threads with
+/// a cursor each).
+#[derive(Clone, Copy, Debug)]
+struct LogEntry {
+    thread: ThreadId,
+    /// `C` at the acquire, in the arena.
+    acq: (u32, u32),
+    /// `H` at the release, in the arena (`None` while open).
+    rel: Option<(u32, u32)>,
+}
+
+#[derive(Debug, Default)]
+struct LockState {
+    h: VectorClock,
+    p: VectorClock,
+    log: Vec<LogEntry>,
+    /// Per thread: next log entry to examine at its releases.
+    cursor: Vec<usize>,
+}
+
+/// Per (lock, variable): H at the latest release, per source thread, of a critical section
+/// that read (`r`) / wrote (`w`) the variable.
+#[derive(Debug, Default)]
+struct LockVar {
+    r: Vec<(ThreadId, VectorClock)>,
+    w: Vec<(ThreadId, VectorClock)>,
+    /// Critical-section ids that last recorded a read / write (dedupe).
+    stamp_r: u64,
+    stamp_w: u64,
+}
+
+#[derive(Debug)]
+struct OpenCs {
+    lock: u32,
+    id: u64,
+    entry: usize,
+    accessed: Vec<(u32, bool)>,
+}
+
+#[derive(Debug, Default)]
+struct VarClocks {
+    /// Per thread: H-time of the latest read / write.
+    r: VectorClock,
+    w: VectorClock,
+}
+
+/// Weak-causally-precedes.
+pub struct Wcp {
+    h: Vec<VectorClock>,
+    p: Vec<VectorClock>,
+    hold: Holdings,
+    locks: Vec<LockState>,
+    lockvar: FxHashMap<(u32, u32), LockVar>,
+    open: Vec<Vec<OpenCs>>,
+    pool: Vec<Vec<(u32, bool)>>,
+    arena: Vec<u32>,
+    next_cs: u64,
+    vars: Vec<VarClocks>,
+    /// Per volatile variable: join of H and P of every `vw`, and H of the latest.
+    vol: Vec<(VectorClock, VectorClock, VectorClock)>,
+    /// Per condition: H of the latest `sig`.
+    sig: Vec<VectorClock>,
+    racy: Vec<RacyEvent>,
+    pairs: Option<(AccessLog, PairSink)>,
+    scratch: VectorClock,
+    /// Per thread: has it had an event (a join of a thread without events adds no edge).
+    acted: Vec<bool>,
+}
+
+impl Default for Wcp {
+    fn default() -> Self {
+        Wcp::new()
+    }
+}
+
+/// `a` joined into `b` only where `a` is ahead.
+#[inline]
+fn join_into(b: &mut VectorClock, a: &VectorClock) {
+    b.join(a);
+}
+
+impl Wcp {
+    /// Racy events only (linear time).
+    pub fn new() -> Wcp {
+        Wcp {
+            h: Vec::new(),
+            p: Vec::new(),
+            hold: Holdings::new(),
+            locks: Vec::new(),
+            lockvar: FxHashMap::default(),
+            open: Vec::new(),
+            pool: Vec::new(),
+            arena: Vec::new(),
+            next_cs: 1,
+            vars: Vec::new(),
+            vol: Vec::new(),
+            sig: Vec::new(),
+            racy: Vec::new(),
+            pairs: None,
+            scratch: VectorClock::new(),
+            acted: Vec::new(),
+        }
+    }
+
+    /// Racy events and every WCP-unordered conflicting pair.
+    pub fn with_pairs() -> Wcp {
+        Wcp {
+            pairs: Some((AccessLog::new(None), PairSink::default())),
+            ..Wcp::new()
+        }
+    }
+
+    #[inline]
+    fn ensure_thread(&mut self, t: ThreadId) {
+        if t.index() >= self.h.len() {
+            self.h.resize_with(t.index() + 1, VectorClock::new);
+            self.p.resize_with(t.index() + 1, VectorClock::new);
+            self.open.resize_with(t.index() + 1, Vec::new);
+            self.acted.resize(t.index() + 1, false);
+        }
+    }
+
+    #[inline]
+    fn lock(&mut self, l: u32) -> &mut LockState {
+        if l as usize >= self.locks.len() {
+            self.locks.resize_with(l as usize + 1, LockState::default);
+        }
+        &mut self.locks[l as usize]
+    }
+
+    fn store(arena: &mut Vec<u32>, c: &[u32]) -> (u32, u32) {
+        let at = arena.len() as u32;
+        arena.extend_from_slice(c);
+        (at, c.len() as u32)
+    }
+
+    /// `arena clock ⊑ C_t` where `C_t = P_t[t := H_t(t)]`.
+    #[inline]
+    fn le_c(arena: &[u32], c: (u32, u32), t: ThreadId, h: &VectorClock, p: &VectorClock) -> bool {
+        let s = &arena[c.0 as usize..(c.0 + c.1) as usize];
+        s.iter().enumerate().all(|(u, &x)| {
+            let cu = if u == t.index() {
+                h.get(t)
+            } else {
+                p.get(ThreadId(u as u32))
+            };
+            x <= cu
+        })
+    }
+
+    #[inline]
+    fn join_arena(arena: &[u32], c: (u32, u32), v: &mut VectorClock) {
+        let s = &arena[c.0 as usize..(c.0 + c.1) as usize];
+        for (u, &x) in s.iter().enumerate() {
+            let u = ThreadId(u as u32);
+            if x > v.get(u) {
+                v.set(u, x);
+            }
+        }
+    }
+
+    fn acquire(&mut self, t: ThreadId, ev: &Event) {
+        if !self.hold.acquire(t, ev.lock()) {
+            return; // re-entrant
+        }
+        let l = ev.target;
+        self.lock(l);
+        let ls = &self.locks[l as usize];
+        join_into(&mut self.h[t.index()], &ls.h);
+        join_into(&mut self.p[t.index()], &ls.p);
+        // C_t = P_t[t := H_t(t)] at the acquire (P_t ⊑ H_t, so `set` stays monotone).
+        let c = &mut self.scratch;
+        c.copy_from(&self.p[t.index()]);
+        c.set(t, self.h[t.index()].get(t));
+        let acq = Self::store(&mut self.arena, c.as_slice());
+        let ls = &mut self.locks[l as usize];
+        ls.log.push(LogEntry {
+            thread: t,
+            acq,
+            rel: None,
+        });
+        let entry = ls.log.len() - 1;
+        let id = self.next_cs;
+        self.next_cs += 1;
+        let accessed = self.pool.pop().unwrap_or_default();
+        self.open[t.index()].push(OpenCs {
+            lock: l,
+            id,
+            entry,
+            accessed,
+        });
+    }
+
+    fn release(&mut self, t: ThreadId, ev: &Event) {
+        if !self.hold.release(t, ev.lock()) {
+            return;
+        }
+        let l = ev.target as usize;
+        let Some(k) = self.open[t.index()]
+            .iter()
+            .position(|o| o.lock == ev.target)
+        else {
+            return;
+        };
+        let cs = self.open[t.index()].remove(k);
+        // Rule (b): earlier critical sections of other threads whose acquire ≺WCP this
+        // release.
+        {
+            let ls = &mut self.locks[l];
+            if t.index() >= ls.cursor.len() {
+                ls.cursor.resize(t.index() + 1, 0);
+            }
+            let (h, p) = (&self.h[t.index()], &mut self.p[t.index()]);
+            let mut cur = ls.cursor[t.index()];
+            while cur < ls.log.len() {
+                let e = ls.log[cur];
+                if e.thread == t {
+                    cur += 1;
+                    continue;
+                }
+                let Some(rel) = e.rel else { break };
+                if !Self::le_c(&self.arena, e.acq, t, h, p) {
+                    break;
+                }
+                Self::join_arena(&self.arena, rel, p);
+                cur += 1;
+            }
+            ls.cursor[t.index()] = cur;
+        }
+        // Rule (a) bookkeeping: this release's H for every variable accessed in the CS.
+        let h = &self.h[t.index()];
+        for &(x, w) in &cs.accessed {
+            let lv = self.lockvar.entry((ev.target, x)).or_default();
+            let list = if w { &mut lv.w } else { &mut lv.r };
+            match list.iter_mut().find(|e| e.0 == t) {
+                Some(e) => e.1.copy_from(h),
+                None => list.push((t, h.clone())),
+            }
+        }
+        let mut accessed = cs.accessed;
+        accessed.clear();
+        self.pool.push(accessed);
+        let rel = Self::store(&mut self.arena, h.as_slice());
+        let ls = &mut self.locks[l];
+        ls.log[cs.entry].rel = Some(rel);
+        ls.h.copy_from(h);
+        ls.p.copy_from(&self.p[t.index()]);
+        let _ = cs.id;
+    }
+
+    /// Rule (a) at an access of `x` by `t`: joins the release clocks of other threads'
+    /// critical sections on held locks that made a conflicting access; records the access
+    /// in the open critical sections.
+    fn rule_a(&mut self, t: ThreadId, x: u32, write: bool) {
+        let p = &mut self.p[t.index()];
+        for cs in self.open[t.index()].iter_mut() {
+            let lv = self.lockvar.entry((cs.lock, x)).or_default();
+            let mut join = |list: &Vec<(ThreadId, VectorClock)>| {
+                for (u, c) in list {
+                    if *u != t && c.get(*u) > p.get(*u) {
+                        p.join(c);
+                    }
+                }
+            };
+            join(&lv.w);
+            if write {
+                join(&lv.r);
+            }
+            let stamp = if write {
+                &mut lv.stamp_w
+            } else {
+                &mut lv.stamp_r
+            };
+            if *stamp != cs.id {
+                *stamp = cs.id;
+                cs.accessed.push((x, write));
+            }
+        }
+    }
+
+    fn access(&mut self, index: u64, ev: &Event, t: ThreadId) {
+        let x = ev.target;
+        let write = ev.is_write();
+        if !self.open[t.index()].is_empty() {
+            self.rule_a(t, x, write);
+        }
+        if x as usize >= self.vars.len() {
+            self.vars.resize_with(x as usize + 1, VarClocks::default);
+        }
+        let (h, p) = (&self.h[t.index()], &self.p[t.index()]);
+        let own = h.get(t);
+        let vc = &mut self.vars[x as usize];
+        let ahead = |c: &VectorClock| {
+            c.as_slice()
+                .iter()
+                .enumerate()
+                .any(|(u, &x)| u != t.index() && x > p.get(ThreadId(u as u32)))
+        };
+        let racy = ahead(&vc.w) || (write && ahead(&vc.r));
+        if write {
+            vc.w.set(t, own);
+        } else {
+            vc.r.set(t, own);
+        }
+        if racy {
+            self.racy.push(RacyEvent { index, event: *ev });
+        }
+        if let Some((log, sink)) = self.pairs.as_mut() {
+            let var = ev.var();
+            log.pairs_into(sink, &self.hold.table, 0, Some(p), write, index, ev);
+            let a = Access {
+                index,
+                time: own,
+                ls: 0,
+                loc: ev.loc,
+            };
+            log.push(var, t, write, a);
+        }
+    }
+
+    fn volatile(&mut self, ev: &Event, t: ThreadId) {
+        let x = ev.target as usize;
+        if x >= self.vol.len() {
+            self.vol.resize_with(x + 1, Default::default);
+        }
+        let write = ev.op == Op::VolatileWrite;
+        if !self.open[t.index()].is_empty() {
+            self.rule_a(t, ev.target, write);
+        }
+        let (hv, pv, last) = &mut self.vol[x];
+        if write {
+            hv.join(&self.h[t.index()]);
+            pv.join(&self.p[t.index()]);
+            last.copy_from(&self.h[t.index()]);
+        } else {
+            self.h[t.index()].join(hv);
+            let p = &mut self.p[t.index()];
+            p.join(pv);
+            p.join(last);
+        }
+    }
+}
+
+impl Analysis for Wcp {
+    fn name(&self) -> &'static str {
+        "wcp"
+    }
+
+    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+        let t = ev.thread;
+        self.ensure_thread(t);
+        self.h[t.index()].increment(t);
+        self.acted[t.index()] = true;
+        match ev.op {
+            Op::Acquire => self.acquire(t, ev),
+            Op::Release => self.release(t, ev),
+            Op::Read | Op::Write => self.access(index, ev, t),
+            Op::VolatileRead | Op::VolatileWrite => self.volatile(ev, t),
+            Op::Fork => {
+                let u = ev.other_thread();
+                if u != t {
+                    self.ensure_thread(u);
+                    let (a, b) = two(&mut self.h, t.index(), u.index());
+                    b.join(a);
+                    self.p[u.index()].join(&self.h[t.index()]);
+                }
+            }
+            Op::Join => {
+                let u = ev.other_thread();
+                if u != t && self.acted.get(u.index()) == Some(&true) {
+                    let (a, b) = two(&mut self.h, t.index(), u.index());
+                    a.join(b);
+                    self.p[t.index()].join(&self.h[u.index()]);
+                }
+            }
+            Op::Signal => {
+                let c = ev.target as usize;
+                if c >= self.sig.len() {
+                    self.sig.resize_with(c + 1, VectorClock::new);
+                }
+                self.sig[c].copy_from(&self.h[t.index()]);
+            }
+            Op::Wait => {
+                if let Some(s) = self.sig.get(ev.target as usize) {
+                    self.h[t.index()].join(s);
+                    self.p[t.index()].join(s);
+                }
+            }
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+        }
+    }
+
+    fn finish(&mut self, _names: &Names) -> RaceReport {
+        build_report(self)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn build_report(a: &mut Wcp) -> RaceReport {
+    let mut r = RaceReport::new("wcp", ReportKind::RacyEvents);
+    r.racy_events = std::mem::take(&mut a.racy);
+    if let Some((_, sink)) = a.pairs.as_mut() {
+        sink.into_report(&mut r);
+        r.notes
+            .push("pairs: every WCP-unordered conflicting pair".into());
+    }
+    r.normalize();
+    r.notes.push(
+        "racy events: accesses WCP-unordered with an earlier conflicting access; the first \
+         is a predictable race, later ones may be false positives"
+            .into(),
+    );
+    r
+}
+
+/// WCP racy events and WCP-unordered pairs of an in-memory trace.
+pub fn analyze(trace: &crate::trace::Trace) -> RaceReport {
+    let mut a: Vec<Box<dyn Analysis>> = vec![Box::new(Wcp::with_pairs())];
+    super::run_trace(trace, &mut a).pop().expect("one report")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+    use Event as E;
+
+    fn pairs(ev: Vec<Event>) -> Vec<(u64, u64)> {
+        analyze(&Trace::from_events(ev))
+            .pair_set()
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn example_3_2_right_predicts_alternative_schedule() {
+        // T1: w(x) acq(y) rel(y); T2: acq(y) rel(y) w(x): HB-ordered, WCP-unordered.
+        let ev = vec![
+            E::write(0, 0),
+            E::acquire(0, 0),
+            E::release(0, 0),
+            E::acquire(1, 0),
+            E::release(1, 0),
+            E::write(1, 0),
+        ];
+        let r = analyze(&Trace::from_events(ev.clone()));
+        assert_eq!(r.racy_set().into_iter().collect::<Vec<_>>(), vec![5]);
+        assert_eq!(pairs(ev), vec![(0, 5)]);
+    }
+
+    #[test]
+    fn rule_a_orders_conflicting_critical_sections() {
+        // T1: acq(y) w(x) rel(y); T2: acq(y) r(x) rel(y) w(z)?: and a write after the
+        // release of T1 is ordered with T2's later event through HB composition.
+        let ev = vec![
+            E::write(0, 1),
+            E::acquire(0, 0),
+            E::write(0, 0),
+            E::release(0, 0),
+            E::acquire(1, 0),
+            E::read(1, 0),
+            E::release(1, 0),
+            E::write(1, 1),
+        ];
+        assert_eq!(pairs(ev), Vec::<(u64, u64)>::new());
+    }
+
+    #[test]
+    fn example_3_9_wcp_incomplete() {
+        // Our reading of Example 3.9: T1: acq(y) w(x) rel(y); T2: acq(y) w(x) rel(y) ...
+        // rule (a) orders rel(CS1) ≺ T2's w(x); with a later conflicting access on
+        // another variable the HB closure orders a predictable race:
+        // T1: w(z) acq(y) w(x) rel(y); T2: acq(y) w(x) rel(y) w(z).
+        // Reordering T2 first (T2: acq w(x) rel, then T1: w(z)) enables w(z) ‖ w(z).
+        let ev = vec![
+            E::write(0, 1),
+            E::acquire(0, 0),
+            E::write(0, 0),
+            E::release(0, 0),
+            E::acquire(1, 0),
+            E::write(1, 0),
+            E::release(1, 0),
+            E::write(1, 1),
+        ];
+        assert_eq!(pairs(ev), Vec::<(u64, u64)>::new());
+    }
+
+    #[test]
+    fn own_critical_sections_do_not_order() {
+        // T1: acq(m) w(z) rel(m); T2: acq(m) rel(m) acq(l) w(x) rel(l) acq(l) w(x) w(z)
+        // rel(l): T1's w(z) and T2's w(z) are WCP-unordered (the m sections do not
+        // conflict); T2's earlier l section must not order it.
+        let ev = vec![
+            E::acquire(0, 1),
+            E::write(0, 2),
+            E::release(0, 1),
+            E::acquire(1, 1),
+            E::release(1, 1),
+            E::acquire(1, 0),
+            E::write(1, 0),
+            E::release(1, 0),
+            E::acquire(1, 0),
+            E::write(1, 0),
+            E::write(1, 2),
+            E::release(1, 0),
+        ];
+        assert_eq!(pairs(ev), vec![(1, 10)]);
+    }
+
+    #[test]
+    fn fork_join_are_hard() {
+        let ev = vec![
+            E::write(0, 0),
+            E::fork(0, 1),
+            E::write(1, 0),
+            E::join(0, 1),
+            E::read(0, 0),
+        ];
+        assert!(pairs(ev).is_empty());
+    }
+}

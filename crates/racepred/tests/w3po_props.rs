@@ -1,0 +1,607 @@
+//! Property tests for `wcp`, `lockset`, `tsan-hybrid` and `w3po`: each analysis against a
+//! brute-force reading of its definition (bitset closures over the events of small random
+//! traces), and the papers' claims against a small exhaustive search over correctly
+//! reordered prefixes written here (the project's oracle is tested in `w3po_oracle.rs`).
+
+// Brute force over event indices reads best with index loops.
+#![allow(clippy::needless_range_loop)]
+
+use std::collections::{BTreeSet, HashSet};
+
+use proptest::prelude::*;
+use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
+use racepred::gen::from_actions;
+use racepred::report::RaceReport;
+use racepred::trace::{Event, Op, Trace};
+
+type Pairs = BTreeSet<(u64, u64)>;
+
+fn run(trace: &Trace, a: Box<dyn Analysis>) -> RaceReport {
+    analysis::run_trace(trace, &mut [a]).pop().unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// Structure of a trace: locksets, critical sections, last writes.
+
+struct Info {
+    ev: Vec<Event>,
+    /// Locks held by the event's thread at the event (Def. 3.10), as a bitmask.
+    ls: Vec<u64>,
+    /// Critical sections: (lock, thread, acquire index, release index or None).
+    cs: Vec<(u32, u32, usize, Option<usize>)>,
+    /// For each event, the critical sections (indices into `cs`) it lies in.
+    in_cs: Vec<Vec<usize>>,
+    /// Last plain write of a read / last vw of a vr / last sig of a wait.
+    src: Vec<Option<usize>>,
+    /// First event of a thread after its fork; last event of a joined thread.
+    fork_to: Vec<Option<usize>>,
+    join_from: Vec<Option<usize>>,
+}
+
+fn info(t: &Trace) -> Info {
+    let ev = t.events.clone();
+    let n = ev.len();
+    let mut held: Vec<Vec<(u32, u32, usize)>> = vec![Vec::new(); 16]; // (lock, depth, cs)
+    let mut cs = Vec::new();
+    let mut ls = vec![0u64; n];
+    let mut in_cs = vec![Vec::new(); n];
+    let mut src = vec![None; n];
+    let mut last_w = std::collections::HashMap::new();
+    let mut last_vw = std::collections::HashMap::new();
+    let mut last_sig = std::collections::HashMap::new();
+    let mut fork_to = vec![None; n];
+    let mut join_from = vec![None; n];
+    for (i, e) in ev.iter().enumerate() {
+        let th = e.thread.index();
+        match e.op {
+            Op::Acquire => match held[th].iter_mut().find(|h| h.0 == e.target) {
+                Some(h) => h.1 += 1,
+                None => {
+                    cs.push((e.target, th as u32, i, None));
+                    held[th].push((e.target, 1, cs.len() - 1));
+                }
+            },
+            Op::Read => src[i] = last_w.get(&e.target).copied(),
+            Op::Write => {
+                last_w.insert(e.target, i);
+            }
+            Op::VolatileRead => src[i] = last_vw.get(&e.target).copied(),
+            Op::VolatileWrite => {
+                last_vw.insert(e.target, i);
+            }
+            Op::Wait => src[i] = last_sig.get(&e.target).copied(),
+            Op::Signal => {
+                last_sig.insert(e.target, i);
+            }
+            Op::Fork => {
+                fork_to[i] = (i + 1..n).find(|&j| ev[j].thread.0 == e.target);
+            }
+            Op::Join => {
+                join_from[i] = (0..i).rev().find(|&j| ev[j].thread.0 == e.target);
+            }
+            _ => {}
+        }
+        ls[i] = held[th].iter().fold(0, |m, h| m | 1 << h.0);
+        in_cs[i] = held[th].iter().map(|h| h.2).collect();
+        if e.op == Op::Release {
+            let k = held[th].iter().position(|h| h.0 == e.target).unwrap();
+            if held[th][k].1 > 1 {
+                held[th][k].1 -= 1;
+            } else {
+                cs[held[th][k].2].3 = Some(i);
+                held[th].remove(k);
+            }
+        }
+    }
+    Info {
+        ev,
+        ls,
+        cs,
+        in_cs,
+        src,
+        fork_to,
+        join_from,
+    }
+}
+
+fn conflicting(a: &Event, b: &Event) -> bool {
+    a.conflicts_with(b)
+}
+
+/// Forward closure: `pred[i]` = events strictly before `i` in the relation, given direct
+/// predecessors (all earlier in the trace).
+fn close(n: usize, direct: &[Vec<usize>]) -> Vec<u64> {
+    let mut pred = vec![0u64; n];
+    for i in 0..n {
+        for &d in &direct[i] {
+            pred[i] |= pred[d] | 1 << d;
+        }
+    }
+    pred
+}
+
+/// Program order, fork and join as direct edges.
+fn po_fork_join(inf: &Info) -> Vec<Vec<usize>> {
+    let n = inf.ev.len();
+    let mut direct = vec![Vec::new(); n];
+    for i in 0..n {
+        if let Some(j) = (0..i).rev().find(|&j| inf.ev[j].thread == inf.ev[i].thread) {
+            direct[i].push(j);
+        }
+        if let Some(j) = inf.fork_to[i] {
+            direct[j].push(i);
+        }
+        if let Some(j) = inf.join_from[i] {
+            direct[i].push(j);
+        }
+    }
+    direct
+}
+
+// ---------------------------------------------------------------------------------------
+// Brute-force definitions.
+
+fn brute_lockset(inf: &Info) -> Pairs {
+    let n = inf.ev.len();
+    let mut p = Pairs::new();
+    for f in 0..n {
+        for e in 0..f {
+            if conflicting(&inf.ev[e], &inf.ev[f]) && inf.ls[e] & inf.ls[f] == 0 {
+                p.insert((e as u64, f as u64));
+            }
+        }
+    }
+    p
+}
+
+fn brute_tsan(inf: &Info) -> Pairs {
+    let n = inf.ev.len();
+    let mut direct = po_fork_join(inf);
+    for i in 0..n {
+        match inf.ev[i].op {
+            Op::VolatileRead | Op::Wait => direct[i].extend(inf.src[i]),
+            _ => {}
+        }
+    }
+    let pred = close(n, &direct);
+    brute_lockset(inf)
+        .into_iter()
+        .filter(|&(e, f)| pred[f as usize] >> e & 1 == 0)
+        .collect()
+}
+
+/// W3 per SPEC §4: PO, WRD, hard sync edges, weak WCP; returns strict predecessor sets.
+fn brute_w3(inf: &Info) -> Vec<u64> {
+    let n = inf.ev.len();
+    let mut direct = po_fork_join(inf);
+    for i in 0..n {
+        if matches!(inf.ev[i].op, Op::Read | Op::VolatileRead | Op::Wait) {
+            direct[i].extend(inf.src[i]);
+        }
+    }
+    let mut pred = vec![0u64; n];
+    for i in 0..n {
+        for &d in &direct[i] {
+            pred[i] |= pred[d] | 1 << d;
+        }
+        loop {
+            let before = pred[i];
+            for &c2 in &inf.in_cs[i] {
+                let (y, t2, _, _) = inf.cs[c2];
+                for (c1, &(y1, t1, a1, r1)) in inf.cs.iter().enumerate() {
+                    let Some(r1) = r1 else { continue };
+                    if c1 == c2 || y1 != y || t1 == t2 || r1 > i {
+                        continue;
+                    }
+                    let members: u64 = (a1..=r1)
+                        .filter(|&k| inf.ev[k].thread.0 == t1)
+                        .fold(0, |m, k| m | 1 << k);
+                    if pred[i] & members != 0 {
+                        pred[i] |= pred[r1] | 1 << r1;
+                    }
+                }
+            }
+            if pred[i] == before {
+                break;
+            }
+        }
+    }
+    pred
+}
+
+fn brute_w3po(inf: &Info) -> Pairs {
+    let n = inf.ev.len();
+    let pred = brute_w3(inf);
+    let mut p = Pairs::new();
+    for f in 0..n {
+        for e in 0..f {
+            let (a, b) = (&inf.ev[e], &inf.ev[f]);
+            if !conflicting(a, b) || inf.ls[e] & inf.ls[f] != 0 {
+                continue;
+            }
+            // Def. 4.2 (W3-unordered) or Def. 4.3 (e is f's last write, no g with
+            // e <W3 g <W3 f).
+            let ok = pred[f] >> e & 1 == 0
+                || (inf.src[f] == Some(e)
+                    && b.is_read()
+                    && !(0..n).any(|g| pred[g] >> e & 1 == 1 && pred[f] >> g & 1 == 1));
+            if ok {
+                p.insert((e as u64, f as u64));
+            }
+        }
+    }
+    p
+}
+
+/// WCP (Kini et al.) with our hard edges; returns ≺WCP as predecessor sets.
+fn brute_wcp(inf: &Info) -> Vec<u64> {
+    let n = inf.ev.len();
+    let ev = &inf.ev;
+    // HB: PO, fork/join, rel → later acq, every vw → later vr, latest sig → wait.
+    let mut direct = po_fork_join(inf);
+    let mut hard: Vec<(usize, usize)> = Vec::new();
+    for i in 0..n {
+        if let Some(j) = inf.fork_to[i] {
+            hard.push((i, j));
+        }
+        if let Some(j) = inf.join_from[i] {
+            hard.push((j, i));
+        }
+        match ev[i].op {
+            Op::Acquire => {
+                for &(y, _, _, r) in &inf.cs {
+                    if let Some(r) = r {
+                        if y == ev[i].target && r < i {
+                            direct[i].push(r);
+                        }
+                    }
+                }
+            }
+            Op::VolatileRead => {
+                for j in 0..i {
+                    if ev[j].op == Op::VolatileWrite && ev[j].target == ev[i].target {
+                        direct[i].push(j);
+                    }
+                }
+                hard.extend(inf.src[i].map(|j| (j, i)));
+            }
+            Op::Wait => {
+                direct[i].extend(inf.src[i]);
+                hard.extend(inf.src[i].map(|j| (j, i)));
+            }
+            _ => {}
+        }
+    }
+    let hb = close(n, &direct); // strict
+    let hb_le = |a: usize, b: usize| a == b || hb[b] >> a & 1 == 1;
+    let access = |e: &Event| match e.op {
+        Op::Read | Op::VolatileRead => Some((e.target, false)),
+        Op::Write | Op::VolatileWrite => Some((e.target, true)),
+        _ => None,
+    };
+    let conflict = |a: usize, b: usize| match (access(&ev[a]), access(&ev[b])) {
+        (Some((x, wa)), Some((y, wb))) => x == y && (wa || wb) && ev[a].thread != ev[b].thread,
+        _ => false,
+    };
+    let mut w = vec![0u64; n];
+    for &(a, b) in &hard {
+        w[b] |= 1 << a;
+    }
+    for (c1, &(y1, t1, a1, r1)) in inf.cs.iter().enumerate() {
+        let Some(r1) = r1 else { continue };
+        for &(y2, t2, a2, r2) in &inf.cs[c1 + 1..] {
+            if y1 != y2 || t1 == t2 || a2 < r1 {
+                continue;
+            }
+            let end2 = r2.unwrap_or(n - 1);
+            for e2 in (a2..=end2).filter(|&k| ev[k].thread.0 == t2) {
+                if (a1..=r1)
+                    .filter(|&k| ev[k].thread.0 == t1)
+                    .any(|e1| conflict(e1, e2))
+                {
+                    w[e2] |= 1 << r1; // rule (a)
+                }
+            }
+        }
+    }
+    loop {
+        let before = w.clone();
+        // Rule (b).
+        for (c1, &(y1, t1, a1, r1)) in inf.cs.iter().enumerate() {
+            let Some(r1) = r1 else { continue };
+            for &(y2, t2, _, r2) in &inf.cs[c1 + 1..] {
+                if let Some(r2) = r2 {
+                    if y1 == y2 && t1 != t2 && w[r2] >> a1 & 1 == 1 {
+                        w[r2] |= 1 << r1;
+                    }
+                }
+            }
+        }
+        // Composition with ≤HB on both sides.
+        let mut nw = vec![0u64; n];
+        for b in 0..n {
+            for a in 0..n {
+                if w[b] >> a & 1 == 0 {
+                    continue;
+                }
+                for a0 in 0..=a {
+                    if hb_le(a0, a) {
+                        for b1 in b..n {
+                            if hb_le(b, b1) {
+                                nw[b1] |= 1 << a0;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        w = nw;
+        if w == before {
+            break;
+        }
+    }
+    w
+}
+
+fn brute_wcp_pairs(inf: &Info) -> Pairs {
+    let w = brute_wcp(inf);
+    let n = inf.ev.len();
+    let mut p = Pairs::new();
+    for f in 0..n {
+        for e in 0..f {
+            if conflicting(&inf.ev[e], &inf.ev[f]) && w[f] >> e & 1 == 0 {
+                p.insert((e as u64, f as u64));
+            }
+        }
+    }
+    p
+}
+
+// ---------------------------------------------------------------------------------------
+// A small exhaustive search over correctly reordered prefixes (SPEC §2), for the papers'
+// claims. Reads (and vr, wait) must keep their last write (vw, sig); locks, fork and join
+// hold; trace-specific runs keep each lock's critical sections in trace order.
+
+#[derive(Default)]
+struct Found {
+    predictable: Pairs,
+    adjacent: Pairs,
+}
+
+fn search(t: &Trace, trace_specific: bool) -> Found {
+    let inf = info(t);
+    let ev = &inf.ev;
+    let nt = ev.iter().map(|e| e.thread.index() + 1).max().unwrap_or(0);
+    let per: Vec<Vec<usize>> = (0..nt)
+        .map(|th| {
+            (0..ev.len())
+                .filter(|&i| ev[i].thread.index() == th)
+                .collect()
+        })
+        .collect();
+    let forked: Vec<Option<usize>> = (0..nt)
+        .map(|th| (0..ev.len()).find(|&i| ev[i].op == Op::Fork && ev[i].target as usize == th))
+        .collect();
+    // Order of outermost acquires per lock.
+    let cs_rank: Vec<Option<usize>> = (0..ev.len())
+        .map(|i| {
+            inf.cs
+                .iter()
+                .position(|c| c.2 == i)
+                .map(|k| inf.cs[..k].iter().filter(|c| c.0 == inf.cs[k].0).count())
+        })
+        .collect();
+    #[derive(Clone, Hash, PartialEq, Eq)]
+    struct St {
+        pos: Vec<usize>,
+        last: Vec<(u8, u32, usize)>, // (kind, target, event) of last write / vw / sig
+        done: Vec<usize>,            // per lock: critical sections started
+    }
+    let mut found = Found::default();
+    let mut seen = HashSet::new();
+    let start = St {
+        pos: vec![0; nt],
+        last: Vec::new(),
+        done: vec![0; 8],
+    };
+    let executed = |st: &St, i: usize| {
+        let th = ev[i].thread.index();
+        per[th][..st.pos[th]].contains(&i)
+    };
+    let enabled = |st: &St, th: usize| -> Option<usize> {
+        let i = *per[th].get(st.pos[th])?;
+        match forked[th] {
+            Some(f) if !executed(st, f) => None,
+            _ => Some(i),
+        }
+    };
+    let last_of = |st: &St, kind: u8, target: u32| {
+        st.last
+            .iter()
+            .find(|l| l.0 == kind && l.1 == target)
+            .map(|l| l.2)
+    };
+    let step = |st: &St, th: usize| -> Option<St> {
+        let i = enabled(st, th)?;
+        let e = &ev[i];
+        let mut s = st.clone();
+        let set_last = |s: &mut St, kind: u8| {
+            s.last.retain(|l| !(l.0 == kind && l.1 == e.target));
+            s.last.push((kind, e.target, i));
+            s.last.sort();
+        };
+        match e.op {
+            Op::Read if last_of(st, 0, e.target) != inf.src[i] => return None,
+            Op::VolatileRead if last_of(st, 1, e.target) != inf.src[i] => return None,
+            Op::Wait if last_of(st, 2, e.target) != inf.src[i] => return None,
+            Op::Write => set_last(&mut s, 0),
+            Op::VolatileWrite => set_last(&mut s, 1),
+            Op::Signal => set_last(&mut s, 2),
+            Op::Acquire => {
+                // Free, or held by this thread (re-entrant).
+                let mine = inf.in_cs[i]
+                    .iter()
+                    .any(|&c| inf.cs[c].0 == e.target && inf.cs[c].2 != i);
+                if !mine {
+                    let busy = (0..nt).any(|u| {
+                        u != th
+                            && per[u][..st.pos[u]].iter().any(|&a| {
+                                ev[a].op == Op::Acquire
+                                    && ev[a].target == e.target
+                                    && inf
+                                        .cs
+                                        .iter()
+                                        .any(|c| c.2 == a && c.3.is_none_or(|r| !executed(st, r)))
+                            })
+                    });
+                    if busy {
+                        return None;
+                    }
+                    if trace_specific {
+                        let r = cs_rank[i].unwrap();
+                        if st.done[e.target as usize] != r {
+                            return None;
+                        }
+                        s.done[e.target as usize] += 1;
+                    }
+                }
+            }
+            Op::Join
+                if per
+                    .get(e.target as usize)
+                    .is_some_and(|p| st.pos[e.target as usize] < p.len()) =>
+            {
+                return None
+            }
+            _ => {}
+        }
+        s.pos[th] += 1;
+        Some(s)
+    };
+    let mut stack = vec![start];
+    while let Some(st) = stack.pop() {
+        if !seen.insert(st.clone()) {
+            continue;
+        }
+        for a in 0..nt {
+            let Some(i) = enabled(&st, a) else { continue };
+            for b in a + 1..nt {
+                let Some(j) = enabled(&st, b) else { continue };
+                if conflicting(&ev[i], &ev[j]) {
+                    found.predictable.insert((i.min(j) as u64, i.max(j) as u64));
+                }
+            }
+            if let Some(s1) = step(&st, a) {
+                for b in 0..nt {
+                    if b == a {
+                        continue;
+                    }
+                    if let Some(j) = enabled(&s1, b) {
+                        if conflicting(&ev[i], &ev[j]) && step(&s1, b).is_some() {
+                            found.adjacent.insert((i.min(j) as u64, i.max(j) as u64));
+                        }
+                    }
+                }
+                stack.push(s1);
+            }
+        }
+    }
+    found
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties.
+
+fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
+    proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
+}
+
+fn trace(threads: u32, a: &[(u8, u8, u8)]) -> Trace {
+    from_actions(threads, 2, 2, a)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn lockset_pairs_match_definition(a in actions(24)) {
+        let t = trace(3, &a);
+        prop_assert_eq!(run(&t, Box::new(Lockset::new())).pair_set(), brute_lockset(&info(&t)));
+    }
+
+    #[test]
+    fn tsan_hybrid_pairs_match_definition(a in actions(24)) {
+        let t = trace(3, &a);
+        prop_assert_eq!(run(&t, Box::new(TsanHybrid::new())).pair_set(), brute_tsan(&info(&t)));
+    }
+
+    #[test]
+    fn w3po_complete_matches_definition(a in actions(24)) {
+        let t = trace(3, &a);
+        prop_assert_eq!(w3po::pairs(&t, None), brute_w3po(&info(&t)));
+    }
+
+    #[test]
+    fn w3po_linear_is_a_subset(a in actions(30), h in 0usize..4) {
+        let t = trace(3, &a);
+        let complete = w3po::pairs(&t, None);
+        let linear = w3po::pairs(&t, Some(h));
+        prop_assert!(linear.is_subset(&complete));
+        prop_assert_eq!(w3po::pairs(&t, Some(64)), complete);
+    }
+
+    #[test]
+    fn wcp_matches_definition(a in actions(20)) {
+        let t = trace(3, &a);
+        let r = wcp::analyze(&t);
+        let brute = brute_wcp_pairs(&info(&t));
+        prop_assert_eq!(r.pair_set(), brute.clone());
+        let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
+        prop_assert_eq!(r.racy_set(), racy);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn search_claims(a in actions(20), threads in 2u32..4) {
+        let t = trace(threads, &a);
+        let all = search(&t, false);
+        let ts = search(&t, true);
+        // Lockset completeness.
+        let lockset = run(&t, Box::new(Lockset::new())).pair_set();
+        prop_assert!(all.predictable.is_subset(&lockset));
+        let tsan = run(&t, Box::new(TsanHybrid::new())).pair_set();
+        prop_assert!(all.predictable.is_subset(&tsan));
+        // Prop. 4.5 (adjacent notion).
+        let w = w3po::pairs(&t, None);
+        prop_assert!(all.adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", all.adjacent, w);
+        // Prop. 4.6.
+        if t.num_threads() <= 2 {
+            prop_assert!(w.is_subset(&all.predictable), "w3po {:?} predictable {:?}", w, all.predictable);
+        }
+        // WCP: first race predictable; Prop. 3.8.
+        let r = wcp::analyze(&t);
+        if let Some(first) = r.racy_events.first() {
+            prop_assert!(all.predictable.iter().any(|p| p.1 == first.index));
+        }
+        prop_assert!(ts.predictable.is_subset(&r.pair_set()));
+    }
+}
+
+/// Standard predictable pairs that W3PO misses: a write-read pair whose write is not the
+/// read's last write (SPEC §2). Documented finding: Prop. 4.5 does not extend to the
+/// standard notion.
+#[test]
+fn w3po_misses_standard_pairs() {
+    let t = Trace::from_events(vec![
+        Event::write(0, 0),
+        Event::write(0, 0),
+        Event::read(1, 0),
+    ]);
+    let all = search(&t, false);
+    assert!(all.predictable.contains(&(0, 2)));
+    assert!(!all.adjacent.contains(&(0, 2)));
+    assert!(!w3po::pairs(&t, None).contains(&(0, 2)));
+}
