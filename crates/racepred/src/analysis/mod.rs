@@ -4,6 +4,8 @@
 //! (`on_event`), then calls `finish` for each report. Analyses that need several passes
 //! (HBP/SHBP post-processing, W3PO) keep what they need and do the rest in `finish`.
 
+pub mod sshb;
+
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
@@ -216,6 +218,7 @@ pub struct AnalysisOptions {
 pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Analysis>> {
     let _ = opts;
     match kind {
+        AnalysisKind::Sshb => Ok(Box::new(sshb::Sshb::new(sshb::SshbConfig::default()))),
         #[allow(unreachable_patterns)]
         _ => Err(Error::invalid(format!(
             "analysis `{}` is not available in this build yet",
