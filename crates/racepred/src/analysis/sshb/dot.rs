@@ -105,7 +105,7 @@ fn witness_text(d: &Diagnosis, names: &Names, w: &Witness) -> String {
             .collect();
         s.push_str(&parts.join(", "));
     }
-    if !w.consistent {
+    if w.consistent == Some(false) {
         s.push_str(" [choice cyclic with HB: no ∃SHB instance]");
     }
     s

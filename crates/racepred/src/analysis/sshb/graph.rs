@@ -29,6 +29,11 @@ pub enum EdgeKind {
     Wrd,
 }
 
+/// Nodes a witness BFS may visit before it falls back to the pruned DFS (shortest paths
+/// for small graphs; on a 10^6-event trace with one giant component 1000 BFS witnesses
+/// took most of phase 2).
+const BFS_BUDGET: usize = 20_000;
+
 pub(crate) struct Graph {
     pub k: usize,
     pub node_event: Vec<u32>,
@@ -265,7 +270,48 @@ impl Graph {
                 .succ(a)
                 .any(|(s, kind)| (s, kind) != skip && self.reaches(s, b));
         }
-        self.path(a, b, Some(skip)).is_some()
+        self.path_dfs(a, b, Some(skip)).is_some()
+    }
+
+    /// A path `a →+ b` by depth-first search pruned to nodes that can still reach `b`.
+    /// Outside cycles it never backtracks (every pruned-in node but `b` has a successor
+    /// that reaches `b`), so it costs about the path length; paths need not be shortest.
+    pub fn path_dfs(
+        &self,
+        a: u32,
+        b: u32,
+        skip: Option<(u32, EdgeKind)>,
+    ) -> Option<Vec<(u32, EdgeKind)>> {
+        if !self.reaches(a, b) {
+            return None;
+        }
+        let mut seen: rustc_hash::FxHashSet<u32> = Default::default();
+        seen.insert(a);
+        // Stack of (node, kind of edge into it, next successor position).
+        let mut stack: Vec<(u32, EdgeKind, u32)> =
+            vec![(a, EdgeKind::ProgramOrder, self.adj_start[a as usize])];
+        while let Some(&mut (v, _, ref mut pos)) = stack.last_mut() {
+            if *pos == self.adj_start[v as usize + 1] {
+                stack.pop();
+                continue;
+            }
+            let e = *pos as usize;
+            *pos += 1;
+            let (u, kind) = (self.adj[e], self.adj_kind[e]);
+            if v == a && Some((u, kind)) == skip {
+                continue;
+            }
+            if u == b {
+                let mut out: Vec<(u32, EdgeKind)> =
+                    stack[1..].iter().map(|&(x, k, _)| (x, k)).collect();
+                out.push((u, kind));
+                return Some(out);
+            }
+            if seen.insert(u) && self.reaches(u, b) {
+                stack.push((u, kind, self.adj_start[u as usize]));
+            }
+        }
+        None
     }
 
     /// A shortest path `a →+ b` (nodes after `a`, with the kind of the edge into each),
@@ -284,6 +330,9 @@ impl Graph {
         queue.push_back(a);
         parent.insert(a, (NONE, EdgeKind::ProgramOrder));
         while let Some(v) = queue.pop_front() {
+            if parent.len() > BFS_BUDGET {
+                return self.path_dfs(a, b, skip);
+            }
             for (u, kind) in self.succ(v) {
                 if v == a && Some((u, kind)) == skip {
                     continue;

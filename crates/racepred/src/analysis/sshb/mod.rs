@@ -98,8 +98,9 @@ pub struct Witness {
     /// The write-read dependencies the path chooses: `(write, read)` event indices.
     pub choice: Vec<(u64, u64)>,
     /// True if HB plus `choice` is acyclic, i.e. the choice (with every other read taking
-    /// an HB-earlier write or its initial value) is an ∃SHB instance ordering the pair.
-    pub consistent: bool,
+    /// an HB-earlier write or its initial value) is an ∃SHB instance ordering the pair;
+    /// `None` if the choice was too long to check (more than 256 edges).
+    pub consistent: Option<bool>,
 }
 
 /// Table 2 figures and graph size.
@@ -155,17 +156,19 @@ impl Stats {
         // Location pairs (Table 2 counts distinct location pairs); a group is guaranteed
         // if any of its pairs is (App. D: the first occurrence alone can miss one).
         let groups = report.location_groups();
-        let mut gl = 0;
-        for g in &groups {
-            let first = &report.pairs[g.first_pair];
-            let key = (first.first_event.loc, first.second_event.loc, first.kind);
-            if report.pairs.iter().any(|p| {
-                (p.first_event.loc, p.second_event.loc, p.kind) == key
-                    && p.verdict == Some(Verdict::Guaranteed)
-            }) {
-                gl += 1;
+        let mut guaranteed_keys = rustc_hash::FxHashSet::default();
+        for p in &report.pairs {
+            if p.verdict == Some(Verdict::Guaranteed) {
+                guaranteed_keys.insert((p.first_event.loc, p.second_event.loc, p.kind));
             }
         }
+        let gl = groups
+            .iter()
+            .filter(|g| {
+                let f = &report.pairs[g.first_pair];
+                guaranteed_keys.contains(&(f.first_event.loc, f.second_event.loc, f.kind))
+            })
+            .count();
         put("pairs", json!(self.total_pairs()));
         put("guaranteed", json!(self.total_guaranteed()));
         put("maybe", json!(self.total_pairs() - self.total_guaranteed()));
