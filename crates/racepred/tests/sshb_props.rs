@@ -32,8 +32,8 @@ fn hb_edges(t: &Trace) -> Vec<(usize, usize)> {
                 }
             }
             Op::VolatileRead => {
-                for a in 0..b {
-                    if ev[a].op == Op::VolatileWrite && ev[a].target == e.target {
+                for (a, w) in ev[..b].iter().enumerate() {
+                    if w.op == Op::VolatileWrite && w.target == e.target {
                         edges.push((a, b));
                     }
                 }

@@ -12,8 +12,10 @@ use crate::trace::Names;
 pub(crate) struct State {
     pub p: Phase1,
     pub g: Graph,
-    /// WRD edges sorted by (read, write).
-    wrd_by_read: Vec<(u32, u32)>,
+    /// WRD candidates (W1) of each read: `wrd_writes[wrd_start[r]..wrd_start[r + 1]]`
+    /// (a CSR by event: a binary search over all edges cost a third of phase 2).
+    wrd_start: Vec<u32>,
+    wrd_writes: Vec<u32>,
 }
 
 impl State {
@@ -27,21 +29,26 @@ impl State {
         } else {
             return None;
         };
-        self.wrd_by_read
-            .binary_search(&(r, w))
-            .ok()
-            .map(|_| (self.g.node_of[w as usize], self.g.node_of[r as usize]))
+        let (s, e) = (
+            self.wrd_start[r as usize] as usize,
+            self.wrd_start[r as usize + 1] as usize,
+        );
+        self.wrd_writes[s..e]
+            .contains(&w)
+            .then(|| (self.g.node_of[w as usize], self.g.node_of[r as usize]))
     }
 
     /// True if some choice of WRD candidates orders the pair (a path in the graph, without
     /// the direct dependency edge of a write-read pair).
-    fn ordered(&self, a: u32, b: u32) -> bool {
+    /// Also says whether the pair has a direct dependency edge.
+    fn ordered(&self, a: u32, b: u32) -> (bool, bool) {
         let (na, nb) = (self.g.node_of[a as usize], self.g.node_of[b as usize]);
         match self.direct(a, b) {
-            None => self.g.reaches(na, nb) || self.g.reaches(nb, na),
-            Some((w, r)) => {
-                self.g.reaches(r, w) || self.g.reaches_without(w, r, (r, EdgeKind::Wrd))
-            }
+            None => (self.g.reaches(na, nb) || self.g.reaches(nb, na), false),
+            Some((w, r)) => (
+                self.g.reaches(r, w) || self.g.reaches_without(w, r, (r, EdgeKind::Wrd)),
+                true,
+            ),
         }
     }
 
@@ -145,6 +152,10 @@ impl State {
 /// Witnesses choosing more WRD edges than this are not checked for consistency.
 const MAX_CHECKED_CHOICES: usize = 256;
 
+fn st_events_len(p: &Phase1) -> usize {
+    p.events.len()
+}
+
 /// Runs WRD, builds the graph, classifies every pair.
 pub(crate) fn run(
     p: Phase1,
@@ -171,10 +182,28 @@ pub(crate) fn run(
         marked[b as usize] = true;
     }
     let g = Graph::build(&p, marked, &wrd);
-    let mut wrd_by_read: Vec<(u32, u32)> = wrd.iter().map(|&(w, r)| (r, w)).collect();
-    wrd_by_read.sort_unstable();
+    let n = st_events_len(&p);
+    let mut wrd_start = vec![0u32; n + 1];
+    for &(_, r) in &wrd {
+        wrd_start[r as usize + 1] += 1;
+    }
+    for i in 0..n {
+        wrd_start[i + 1] += wrd_start[i];
+    }
+    let mut fill = wrd_start.clone();
+    let mut wrd_writes = vec![0u32; wrd.len()];
+    for &(w, r) in &wrd {
+        wrd_writes[fill[r as usize] as usize] = w;
+        fill[r as usize] += 1;
+    }
+    drop(fill);
     drop(wrd);
-    let st = State { p, g, wrd_by_read };
+    let st = State {
+        p,
+        g,
+        wrd_start,
+        wrd_writes,
+    };
 
     let mut report = RaceReport::new("sshb", ReportKind::Pairs);
     report.events = st.p.events.len() as u64;
@@ -183,7 +212,7 @@ pub(crate) fn run(
     for &(a, b) in &st.p.pairs {
         let (ea, eb) = (st.p.events[a as usize], st.p.events[b as usize]);
         let mut rp = RacePair::new(a as u64, ea, b as u64, eb);
-        let maybe = st.ordered(a, b);
+        let (maybe, direct) = st.ordered(a, b);
         let verdict = if maybe {
             Verdict::Maybe
         } else {
@@ -206,7 +235,7 @@ pub(crate) fn run(
         diag.push(PairDiagnosis {
             verdict,
             shared_lock,
-            direct: st.direct(a, b).is_some(),
+            direct,
         });
         report.pairs.push(rp);
     }

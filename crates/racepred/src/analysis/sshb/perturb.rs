@@ -156,7 +156,7 @@ mod tests {
                 sorted.sort_unstable();
                 assert!(sorted.iter().enumerate().all(|(i, &x)| i as u32 == x));
                 // Per thread order and sync order kept.
-                let mut last = vec![None::<u32>; 8];
+                let mut last = [None::<u32>; 8];
                 let mut last_sync = None;
                 for &i in &map {
                     let e = &t.events[i as usize];
