@@ -9,6 +9,7 @@ pub mod locksets;
 pub mod tsan_hybrid;
 pub mod w3po;
 pub mod wcp;
+pub mod sshb;
 
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
@@ -225,6 +226,7 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::Lockset => Ok(Box::new(lockset::Lockset::new())),
         AnalysisKind::TsanHybrid => Ok(Box::new(tsan_hybrid::TsanHybrid::new())),
         AnalysisKind::W3po => Ok(Box::new(w3po::W3po::new(opts.history))),
+        AnalysisKind::Sshb => Ok(Box::new(sshb::Sshb::new(sshb::SshbConfig::default()))),
         #[allow(unreachable_patterns)]
         _ => Err(Error::invalid(format!(
             "analysis `{}` is not available in this build yet",
