@@ -4,6 +4,8 @@
 //! (`on_event`), then calls `finish` for each report. Analyses that need several passes
 //! (HBP/SHBP post-processing, W3PO) keep what they need and do the rest in `finish`.
 
+pub mod pacer;
+
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
@@ -214,8 +216,8 @@ pub struct AnalysisOptions {
 
 /// Creates an analysis. Returns an error for analyses not built yet.
 pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Analysis>> {
-    let _ = opts;
     match kind {
+        AnalysisKind::Pacer => Ok(Box::new(pacer::Pacer::from_options(opts))),
         #[allow(unreachable_patterns)]
         _ => Err(Error::invalid(format!(
             "analysis `{}` is not available in this build yet",
