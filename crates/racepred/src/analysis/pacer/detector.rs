@@ -230,6 +230,17 @@ struct Entry {
     index: u64,
 }
 
+/// PACER clock of a ghost entry: an unsampled read kept only for FastTrack's same-epoch
+/// test (never checked for races).
+const GHOST: Time = Time::MAX;
+
+impl Entry {
+    #[inline]
+    fn is_ghost(&self) -> bool {
+        self.c == GHOST
+    }
+}
+
 /// A read map: null, an epoch, or a map (kept as a map even when PACER dropped all but one
 /// entry, because FastTrack's map then still has the dropped ones).
 #[derive(Clone, Debug, Default)]
@@ -244,12 +255,24 @@ enum Reads {
 struct VarMeta {
     w: Option<Entry>,
     r: Reads,
+    /// Non-sampled operations so far at the last write: if none happened since and the
+    /// write was not sampled, no read of the variable can have slipped through the fast
+    /// path, so an empty read map is FastTrack's too.
+    ns_mark: u64,
+    /// The last write was processed (not skipped) in a sampling period: every read since
+    /// took the slow path, so the read map has FastTrack's shape.
+    cleared_sampled: bool,
 }
 
 impl VarMeta {
     #[inline]
     fn is_null(&self) -> bool {
-        self.w.is_none() && matches!(self.r, Reads::Null)
+        !self.has_sampled_write() && matches!(self.r, Reads::Null)
+    }
+
+    #[inline]
+    fn has_sampled_write(&self) -> bool {
+        matches!(self.w, Some(w) if !w.is_ghost())
     }
 }
 
@@ -657,16 +680,22 @@ impl Detector {
         self.increment(t);
     }
 
+    #[inline]
+    fn non_sampled_ops(&self) -> u64 {
+        self.sampler.total_ops() - self.sampler.sampled_ops()
+    }
+
     /// Clock of `t` for component `u`.
     #[inline]
     fn clock_of(&self, t: u32, u: u32) -> Time {
         self.arena.get(self.th(t).clock, u)
     }
 
-    /// `e ⪯ C_t`: the sampled access `e` happens before the current event of `t`.
+    /// `e ⪯ C_t`: the sampled access `e` happens before the current event of `t` (true for
+    /// ghosts, which are never checked for races).
     #[inline]
     fn ordered(&self, e: &Entry, t: u32) -> bool {
-        e.t == t || e.c <= self.clock_of(t, e.t)
+        e.t == t || e.c <= self.clock_of(t, e.t) || e.is_ghost()
     }
 
     /// Alg. 12 (with FastTrack's Alg. 7 inside sampling periods).
@@ -686,9 +715,20 @@ impl Detector {
         }
         let ft = self.th(t).ft;
         let meta = &self.vars[xi];
-        // FastTrack: read map is epoch(t): no action.
+        // FastTrack: read map is epoch(t): no action (but a ghost of this epoch becomes
+        // this sampled read, which stands for it).
         if let Reads::One(e) = &meta.r {
             if e.t == t && e.ft == ft {
+                if sampling && e.is_ghost() {
+                    let c = self.clock_of(t, t);
+                    self.vars[xi].r = Reads::One(Entry {
+                        t,
+                        c,
+                        ft,
+                        loc,
+                        index,
+                    });
+                }
                 return false;
             }
         }
@@ -708,16 +748,23 @@ impl Detector {
             index,
         };
         let r = std::mem::take(&mut self.vars[xi].r);
+        let ns_now = self.non_sampled_ops();
+        // Entries of other threads whose order with this read is known exactly: sampled
+        // ones (clock test); a ghost of another thread is unknown, and we then assume what
+        // FastTrack would do if it were concurrent (keep a map), which only ever makes PACER
+        // check a repeat FastTrack skips, never skip one FastTrack checks.
         let r = if sampling {
             match r {
-                Reads::Null => Reads::One(cur),
-                Reads::One(e) => {
-                    if self.ordered(&e, t) {
-                        Reads::One(cur)
-                    } else {
-                        Reads::Map(vec![e, cur])
-                    }
+                Reads::Null if self.vars[xi].cleared_sampled || ns_now == self.vars[xi].ns_mark => {
+                    Reads::One(cur)
                 }
+                // FastTrack's map may hold reads that took the fast path: assume a map.
+                Reads::Null => Reads::Map(vec![cur]),
+                Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
+                    Reads::One(cur)
+                }
+                Reads::One(e) if e.is_ghost() => Reads::Map(vec![cur]),
+                Reads::One(e) => Reads::Map(vec![e, cur]),
                 Reads::Map(mut v) => {
                     match v.iter_mut().find(|e| e.t == t) {
                         Some(e) => *e = cur,
@@ -727,25 +774,32 @@ impl Detector {
                 }
             }
         } else {
-            // Discard what FastTrack would replace: the epoch if it happens before this
-            // read, else keep it (FastTrack now has a map), or `t`'s entry of a map.
-            match r {
-                Reads::Null => Reads::Null,
-                Reads::One(e) => {
-                    if self.ordered(&e, t) {
-                        Reads::Null
-                    } else {
-                        Reads::Map(vec![e])
-                    }
+            // Discard what FastTrack replaces (the epoch if it happens before this read,
+            // or `t`'s entry of a map) but remember FastTrack's shape: this unsampled read
+            // becomes a ghost epoch (for the same-epoch test, never for race checks).
+            let ghost = Entry { c: GHOST, ..cur };
+            let r = match r {
+                Reads::Null => Reads::One(ghost),
+                Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
+                    Reads::One(ghost)
                 }
+                Reads::One(e) if e.is_ghost() => Reads::Map(Vec::new()),
+                Reads::One(e) => Reads::Map(vec![e]),
                 Reads::Map(mut v) => {
-                    v.retain(|e| e.t != t);
-                    if v.is_empty() {
-                        Reads::Null
-                    } else {
-                        Reads::Map(v)
-                    }
+                    // `t`'s entry from this same FastTrack epoch stands for this read too
+                    // (same happens-before successors): keep it.
+                    v.retain(|e| e.t != t || e.ft == ft);
+                    Reads::Map(v)
                 }
+            };
+            // Without a sampled write, the shape of the read map no longer matters (a read
+            // cannot race without a write): drop it unless it holds sampled reads.
+            let keep =
+                self.vars[xi].has_sampled_write() || matches!(&r, Reads::Map(v) if !v.is_empty());
+            if keep {
+                r
+            } else {
+                Reads::Null
             }
         };
         self.vars[xi].r = r;
@@ -759,9 +813,27 @@ impl Detector {
     fn write(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
         let sampling = self.sampling;
         let xi = x as usize;
+        let ft = self.th(t).ft;
         if !sampling {
             if xi >= self.vars.len() || self.vars[xi].is_null() {
+                // Fast path, but remember FastTrack's write epoch as a ghost: its
+                // same-epoch test at the next write of `t` depends on it. One store.
                 self.counters.non_sampling.fast_writes += 1;
+                grow(&mut self.vars, xi);
+                let ns = self.non_sampled_ops();
+                let m = &mut self.vars[xi];
+                if matches!(m.w, Some(w) if w.t == t && w.ft == ft) {
+                    return false; // FastTrack's same-epoch skip: its read map stays.
+                }
+                m.ns_mark = ns;
+                m.cleared_sampled = false;
+                m.w = Some(Entry {
+                    t,
+                    c: GHOST,
+                    ft,
+                    loc,
+                    index,
+                });
                 return false;
             }
             self.counters.non_sampling.slow_writes += 1;
@@ -769,11 +841,21 @@ impl Detector {
             self.counters.sampling.slow_writes += 1;
             grow(&mut self.vars, xi);
         }
-        let ft = self.th(t).ft;
         let meta = &self.vars[xi];
-        // FastTrack: write epoch is epoch(t): no action.
+        // FastTrack: write epoch is epoch(t): no action (but a ghost of this epoch becomes
+        // this sampled write, which stands for it).
         if let Some(w) = &meta.w {
             if w.t == t && w.ft == ft {
+                if sampling && w.is_ghost() {
+                    let c = self.clock_of(t, t);
+                    self.vars[xi].w = Some(Entry {
+                        t,
+                        c,
+                        ft,
+                        loc,
+                        index,
+                    });
+                }
                 return false;
             }
         }
@@ -801,7 +883,10 @@ impl Detector {
                 }
             }
         }
+        let ns_now = self.non_sampled_ops();
         let meta = &mut self.vars[xi];
+        meta.ns_mark = ns_now;
+        meta.cleared_sampled = sampling;
         meta.r = Reads::Null;
         meta.w = if sampling {
             Some(Entry {
@@ -814,7 +899,13 @@ impl Detector {
                 index,
             })
         } else {
-            None
+            Some(Entry {
+                t,
+                c: GHOST,
+                ft,
+                loc,
+                index,
+            })
         };
         if racy {
             self.report(Event::new(ThreadId(t), Op::Write, x, LocId(loc)), index);
