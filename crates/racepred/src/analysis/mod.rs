@@ -10,6 +10,7 @@ pub mod tsan_hybrid;
 pub mod w3po;
 pub mod wcp;
 pub mod sshb;
+pub mod pacer;
 
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
@@ -227,6 +228,7 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::TsanHybrid => Ok(Box::new(tsan_hybrid::TsanHybrid::new())),
         AnalysisKind::W3po => Ok(Box::new(w3po::W3po::new(opts.history))),
         AnalysisKind::Sshb => Ok(Box::new(sshb::Sshb::new(sshb::SshbConfig::default()))),
+        AnalysisKind::Pacer => Ok(Box::new(pacer::Pacer::from_options(opts))),
         #[allow(unreachable_patterns)]
         _ => Err(Error::invalid(format!(
             "analysis `{}` is not available in this build yet",

@@ -1,0 +1,938 @@
+//! The PACER detector: FastTrack inside sampling periods, almost nothing outside them.
+//!
+//! State (paper §3.2–3.3, App. C):
+//! - per thread: a vector clock (possibly shared with locks and volatiles), a version vector
+//!   `ver_t`, and a scalar FastTrack epoch counter `ft` (see below);
+//! - per lock, volatile and condition: a vector clock (possibly shared) and a version epoch
+//!   (`Bottom` for a clock never written, `v@u` when the clock is version `v` of thread `u`'s
+//!   clock, `Unknown` after a volatile's join);
+//! - per variable: a write entry and a read map, both **null** unless a sampled access put
+//!   something there.
+//!
+//! Clocks live in an arena of reference-counted buffers: a shallow copy bumps a count; a
+//! thread or volatile clones its buffer before changing it when the count is above one
+//! (the paper's `isShared`/`clone`, with the count instead of a flag).
+//!
+//! **FastTrack epochs.** Inside sampling periods PACER must act exactly as FastTrack, whose
+//! same-epoch fast paths ("read map is `epoch(t)`", "write epoch is `epoch(t)`") depend on
+//! FastTrack's clock increments, which PACER skips outside sampling periods. Each thread
+//! therefore also counts FastTrack's increments in a scalar `ft` (one add per release, fork,
+//! volatile write or signal: O(1)), and each recorded access keeps it. The same-epoch tests
+//! compare `ft`; the happens-before tests compare PACER's vector clocks, which are exact for
+//! sampled accesses (Lemmas 8–9). At rate 1 the detector is FastTrack (Alg. 7–8).
+
+use crate::report::{RacePair, RacyEvent};
+use crate::trace::{Event, LocId, Op, ThreadId};
+
+use super::counters::Counters;
+use super::sampling::Sampler;
+
+type Time = u32;
+/// Handle of a clock buffer in the arena.
+type H = u32;
+/// The bottom clock (no buffer).
+const NOCLOCK: H = u32::MAX;
+
+/// Reference-counted clock buffers (`Send`, no atomics).
+#[derive(Debug, Default)]
+struct Arena {
+    bufs: Vec<Vec<Time>>,
+    refs: Vec<u32>,
+    free: Vec<H>,
+}
+
+impl Arena {
+    fn alloc(&mut self) -> H {
+        if let Some(h) = self.free.pop() {
+            self.refs[h as usize] = 1;
+            self.bufs[h as usize].clear();
+            h
+        } else {
+            self.bufs.push(Vec::new());
+            self.refs.push(1);
+            (self.bufs.len() - 1) as H
+        }
+    }
+
+    #[inline]
+    fn share(&mut self, h: H) -> H {
+        if h != NOCLOCK {
+            self.refs[h as usize] += 1;
+        }
+        h
+    }
+
+    #[inline]
+    fn drop_ref(&mut self, h: H) {
+        if h != NOCLOCK {
+            let r = &mut self.refs[h as usize];
+            *r -= 1;
+            if *r == 0 {
+                self.free.push(h);
+            }
+        }
+    }
+
+    #[inline]
+    fn is_shared(&self, h: H) -> bool {
+        h != NOCLOCK && self.refs[h as usize] > 1
+    }
+
+    #[inline]
+    fn get(&self, h: H, t: u32) -> Time {
+        if h == NOCLOCK {
+            return 0;
+        }
+        self.bufs[h as usize].get(t as usize).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn slice(&self, h: H) -> &[Time] {
+        if h == NOCLOCK {
+            &[]
+        } else {
+            &self.bufs[h as usize]
+        }
+    }
+
+    /// `a ⊑ b`.
+    fn le(&self, a: H, b: H) -> bool {
+        if a == NOCLOCK || a == b {
+            return true;
+        }
+        let (a, b) = (self.slice(a), self.slice(b));
+        a.iter()
+            .enumerate()
+            .all(|(i, &x)| x <= b.get(i).copied().unwrap_or(0))
+    }
+
+    /// Makes `*h` a buffer only its owner holds (cloning a shared one). Returns true if it
+    /// cloned.
+    fn make_unique(&mut self, h: &mut H) -> bool {
+        if *h == NOCLOCK {
+            *h = self.alloc();
+            return false;
+        }
+        if self.refs[*h as usize] == 1 {
+            return false;
+        }
+        let n = self.alloc();
+        self.copy(n, *h);
+        self.drop_ref(*h);
+        *h = n;
+        true
+    }
+
+    /// `dst ← src` element by element (`dst` unique, `src` another buffer or bottom).
+    fn copy(&mut self, dst: H, src: H) {
+        debug_assert!(dst != src && dst != NOCLOCK);
+        let s = if src == NOCLOCK {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.bufs[src as usize])
+        };
+        let d = &mut self.bufs[dst as usize];
+        d.clear();
+        d.extend_from_slice(&s);
+        if src != NOCLOCK {
+            self.bufs[src as usize] = s;
+        }
+    }
+
+    /// `dst ← dst ⊔ src` (`dst` unique, `src` another buffer).
+    fn join(&mut self, dst: H, src: H) {
+        if src == NOCLOCK || src == dst {
+            return;
+        }
+        let s = std::mem::take(&mut self.bufs[src as usize]);
+        let d = &mut self.bufs[dst as usize];
+        if d.len() < s.len() {
+            d.resize(s.len(), 0);
+        }
+        for (a, &b) in d.iter_mut().zip(s.iter()) {
+            *a = (*a).max(b);
+        }
+        self.bufs[src as usize] = s;
+    }
+
+    /// Adds one to component `t` of the unique buffer `h`.
+    fn increment(&mut self, h: H, t: u32) {
+        let d = &mut self.bufs[h as usize];
+        if d.len() <= t as usize {
+            d.resize(t as usize + 1, 0);
+        }
+        d[t as usize] += 1;
+    }
+}
+
+/// Version epoch of a lock, volatile or condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VEpoch {
+    /// The clock is bottom (never written): a join from it is a no-op.
+    Bottom,
+    /// The clock equals version `v` of thread `u`'s clock.
+    Ver { u: u32, v: u32 },
+    /// The clock is a join of several threads' clocks (volatiles, App. C): joins from it
+    /// must compare clocks.
+    Unknown,
+}
+
+#[derive(Debug)]
+struct SyncObj {
+    clock: H,
+    vepoch: VEpoch,
+}
+
+impl Default for SyncObj {
+    fn default() -> Self {
+        SyncObj {
+            clock: NOCLOCK,
+            vepoch: VEpoch::Bottom,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct ThreadState {
+    clock: H,
+    /// Version vector: `ver[u]` is the latest version of `u`'s clock received; `ver[t]` is
+    /// the thread's own current version.
+    ver: Vec<u32>,
+    /// FastTrack's clock of this thread for its own component (see the module docs).
+    ft: u32,
+    /// The sampling period in which this thread last had its start-of-period increment.
+    period: u64,
+}
+
+impl ThreadState {
+    #[inline]
+    fn ver(&self, u: u32) -> u32 {
+        self.ver.get(u as usize).copied().unwrap_or(0)
+    }
+    #[inline]
+    fn set_ver(&mut self, u: u32, v: u32) {
+        if self.ver.len() <= u as usize {
+            self.ver.resize(u as usize + 1, 0);
+        }
+        self.ver[u as usize] = v;
+    }
+}
+
+/// A sampled access kept in a variable's metadata.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    t: u32,
+    /// PACER clock of `t` at the access (happens-before tests).
+    c: Time,
+    /// FastTrack epoch counter of `t` at the access (same-epoch tests).
+    ft: u32,
+    loc: u32,
+    index: u64,
+}
+
+/// PACER clock of a ghost entry: an unsampled read kept only for FastTrack's same-epoch
+/// test (never checked for races).
+const GHOST: Time = Time::MAX;
+
+impl Entry {
+    #[inline]
+    fn is_ghost(&self) -> bool {
+        self.c == GHOST
+    }
+}
+
+/// A read map: null, an epoch, or a map (kept as a map even when PACER dropped all but one
+/// entry, because FastTrack's map then still has the dropped ones).
+#[derive(Clone, Debug, Default)]
+enum Reads {
+    #[default]
+    Null,
+    One(Entry),
+    Map(Vec<Entry>),
+}
+
+#[derive(Clone, Debug, Default)]
+struct VarMeta {
+    w: Option<Entry>,
+    r: Reads,
+    /// Non-sampled operations so far at the last write: if none happened since and the
+    /// write was not sampled, no read of the variable can have slipped through the fast
+    /// path, so an empty read map is FastTrack's too.
+    ns_mark: u64,
+    /// The last write was processed (not skipped) in a sampling period: every read since
+    /// took the slow path, so the read map has FastTrack's shape.
+    cleared_sampled: bool,
+}
+
+impl VarMeta {
+    #[inline]
+    fn is_null(&self) -> bool {
+        !self.has_sampled_write() && matches!(self.r, Reads::Null)
+    }
+
+    #[inline]
+    fn has_sampled_write(&self) -> bool {
+        matches!(self.w, Some(w) if !w.is_ghost())
+    }
+}
+
+/// Configuration of a detector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacerConfig {
+    /// Sampling rate `r`, 0–1.
+    pub rate: f64,
+    /// Period length in operations; 0 = the caller ends periods with
+    /// [`Detector::period_boundary`].
+    pub period: u64,
+    pub seed: u64,
+    /// Record race pairs (the earlier access of each failed check) besides racy events.
+    pub pairs: bool,
+}
+
+impl PacerConfig {
+    /// Default period length (operations) when none is given.
+    pub const DEFAULT_PERIOD: u64 = 1000;
+}
+
+impl Default for PacerConfig {
+    fn default() -> Self {
+        PacerConfig {
+            rate: 0.03,
+            period: PacerConfig::DEFAULT_PERIOD,
+            seed: 0,
+            pairs: true,
+        }
+    }
+}
+
+/// The streaming PACER detector. Feed it events in trace order with [`Detector::on_event`]
+/// (or the per-operation methods a tracer calls); read races as they come with
+/// [`Detector::racy_events`] / [`Detector::pairs`].
+#[derive(Debug)]
+pub struct Detector {
+    sampler: Sampler,
+    sampling: bool,
+    /// Id of the current sampling period (0 before the first one).
+    period_id: u64,
+    arena: Arena,
+    threads: Vec<Option<ThreadState>>,
+    locks: Vec<SyncObj>,
+    volatiles: Vec<SyncObj>,
+    conds: Vec<SyncObj>,
+    vars: Vec<VarMeta>,
+    counters: Counters,
+    racy: Vec<RacyEvent>,
+    pairs: Vec<RacePair>,
+    record_pairs: bool,
+    /// Trace index ranges `[start, end)` of sampling periods (for tests and experiments).
+    sampled_ranges: Vec<(u64, u64)>,
+    /// Scratch for the races of the current access.
+    scratch: Vec<(Entry, Op)>,
+}
+
+impl Detector {
+    pub fn new(cfg: &PacerConfig) -> Detector {
+        Detector {
+            sampler: Sampler::new(cfg.rate, cfg.period, cfg.seed),
+            sampling: false,
+            period_id: 0,
+            arena: Arena::default(),
+            threads: Vec::new(),
+            locks: Vec::new(),
+            volatiles: Vec::new(),
+            conds: Vec::new(),
+            vars: Vec::new(),
+            counters: Counters::default(),
+            racy: Vec::new(),
+            pairs: Vec::new(),
+            record_pairs: cfg.pairs,
+            sampled_ranges: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Ends the current sampling / non-sampling period (for tracers that set periods by
+    /// their own events, e.g. garbage collections; with `period = 0` this is the only way).
+    pub fn period_boundary(&mut self) {
+        self.sampler.boundary();
+    }
+
+    /// True inside a sampling period.
+    pub fn sampling(&self) -> bool {
+        self.sampling
+    }
+
+    pub fn counters(&self) -> Counters {
+        let mut c = self.counters;
+        c.sampling_periods = self.sampler.sampling_periods();
+        c
+    }
+
+    pub fn sampler(&self) -> &Sampler {
+        &self.sampler
+    }
+
+    /// Share of operations analysed in sampling periods.
+    pub fn effective_rate(&self) -> f64 {
+        self.sampler.effective_rate()
+    }
+
+    /// Racy events found so far, in trace order.
+    pub fn racy_events(&self) -> &[RacyEvent] {
+        &self.racy
+    }
+
+    /// Race pairs found so far (earlier sampled access, racy access), by second access.
+    pub fn pairs(&self) -> &[RacePair] {
+        &self.pairs
+    }
+
+    /// Moves the races out (racy events, pairs).
+    pub fn take_races(&mut self) -> (Vec<RacyEvent>, Vec<RacePair>) {
+        (
+            std::mem::take(&mut self.racy),
+            std::mem::take(&mut self.pairs),
+        )
+    }
+
+    /// Trace index ranges `[start, end)` analysed in sampling periods (the last one may be
+    /// open, ending at `u64::MAX`).
+    pub fn sampled_ranges(&self) -> &[(u64, u64)] {
+        &self.sampled_ranges
+    }
+
+    /// Consumes one event; `index` is its position in the trace. Returns true if the event
+    /// is racy.
+    #[inline]
+    pub fn on_event(&mut self, index: u64, ev: &Event) -> bool {
+        if let Some(started) = self.sampler.tick() {
+            self.period_start(started, index);
+        }
+        let sampling = self.sampling;
+        self.counters.period(sampling).ops += 1;
+        let t = ev.thread.0;
+        self.ensure_thread(t);
+        if sampling {
+            self.start_of_period_increment(t);
+        }
+        match ev.op {
+            Op::Read => return self.read(t, ev.target, ev.loc.0, index),
+            Op::Write => return self.write(t, ev.target, ev.loc.0, index),
+            Op::Acquire => {
+                let l = ev.target as usize;
+                grow(&mut self.locks, l);
+                let (h, ve) = (self.locks[l].clock, self.locks[l].vepoch);
+                self.join_into_thread(t, h, ve);
+            }
+            Op::Release => {
+                let l = ev.target as usize;
+                grow(&mut self.locks, l);
+                let mut m = std::mem::take(&mut self.locks[l]);
+                self.copy_to_sync(t, &mut m);
+                self.locks[l] = m;
+                self.increment(t);
+            }
+            Op::Fork => self.fork(t, ev.target),
+            Op::Join => {
+                let u = ev.target;
+                self.ensure_thread(u);
+                let th = self.threads[u as usize].as_ref().expect("ensured");
+                let (h, ve) = (th.clock, VEpoch::Ver { u, v: th.ver(u) });
+                self.join_into_thread(t, h, ve);
+            }
+            Op::VolatileRead => {
+                let x = ev.target as usize;
+                grow(&mut self.volatiles, x);
+                let (h, ve) = (self.volatiles[x].clock, self.volatiles[x].vepoch);
+                self.join_into_thread(t, h, ve);
+            }
+            Op::VolatileWrite => {
+                let x = ev.target as usize;
+                grow(&mut self.volatiles, x);
+                let mut m = std::mem::take(&mut self.volatiles[x]);
+                self.join_into_volatile(t, &mut m);
+                self.volatiles[x] = m;
+                self.increment(t);
+            }
+            Op::Signal => {
+                // The wait happens after the latest signal only: a copy, like a release.
+                let c = ev.target as usize;
+                grow(&mut self.conds, c);
+                let mut m = std::mem::take(&mut self.conds[c]);
+                self.copy_to_sync(t, &mut m);
+                self.conds[c] = m;
+                self.increment(t);
+            }
+            Op::Wait => {
+                let c = ev.target as usize;
+                grow(&mut self.conds, c);
+                let (h, ve) = (self.conds[c].clock, self.conds[c].vepoch);
+                self.join_into_thread(t, h, ve);
+            }
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+        }
+        false
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn period_start(&mut self, sampling: bool, index: u64) {
+        if sampling {
+            if !self.sampling {
+                self.sampled_ranges.push((index, u64::MAX));
+            }
+            // A new sampling period: every thread's clock is incremented (§3.2), lazily at
+            // its first event in the period (equivalent: nobody reads a thread's own
+            // component of its clock before that but the thread itself or its joiner).
+            self.period_id += 1;
+        } else if self.sampling {
+            if let Some(r) = self.sampled_ranges.last_mut() {
+                r.1 = index;
+            }
+        }
+        self.sampling = sampling;
+    }
+
+    fn ensure_thread(&mut self, t: u32) {
+        let i = t as usize;
+        if i >= self.threads.len() {
+            self.threads.resize_with(i + 1, || None);
+        }
+        if self.threads[i].is_none() {
+            // A thread that was not forked: its clock is inc_t(⊥), version 1.
+            let h = self.arena.alloc();
+            self.arena.increment(h, t);
+            let mut ver = vec![0; i + 1];
+            ver[i] = 1;
+            self.threads[i] = Some(ThreadState {
+                clock: h,
+                ver,
+                ft: 1,
+                period: if self.sampling { self.period_id } else { 0 },
+            });
+        }
+    }
+
+    #[inline]
+    fn th(&self, t: u32) -> &ThreadState {
+        self.threads[t as usize]
+            .as_ref()
+            .expect("thread state exists")
+    }
+
+    #[inline]
+    fn th_mut(&mut self, t: u32) -> &mut ThreadState {
+        self.threads[t as usize]
+            .as_mut()
+            .expect("thread state exists")
+    }
+
+    #[inline]
+    fn start_of_period_increment(&mut self, t: u32) {
+        let pid = self.period_id;
+        if self.th(t).period != pid {
+            self.th_mut(t).period = pid;
+            self.increment_clock(t);
+        }
+    }
+
+    /// Alg. 10 plus FastTrack's epoch counter: the increment after a release, fork,
+    /// volatile write or signal.
+    fn increment(&mut self, t: u32) {
+        self.th_mut(t).ft += 1;
+        if self.sampling {
+            self.increment_clock(t);
+        }
+    }
+
+    /// Alg. 10 inside a sampling period: clone if shared, then bump clock and version.
+    fn increment_clock(&mut self, t: u32) {
+        let mut h = self.th(t).clock;
+        if self.arena.make_unique(&mut h) {
+            self.counters.sampling.clones += 1;
+        }
+        self.arena.increment(h, t);
+        let th = self.th_mut(t);
+        th.clock = h;
+        let v = th.ver(t) + 1;
+        th.set_ver(t, v);
+    }
+
+    /// Alg. 11: `C_t ← C_t ⊔ C_m` for a lock, condition, volatile or joined thread `m`.
+    fn join_into_thread(&mut self, t: u32, src: H, ve: VEpoch) {
+        let sampling = self.sampling;
+        let skip = match ve {
+            VEpoch::Bottom => true,
+            VEpoch::Ver { u, v } => self.th(t).ver(u) >= v,
+            VEpoch::Unknown => src == NOCLOCK,
+        };
+        let c = self.counters.period(sampling);
+        if skip {
+            c.fast_joins += 1;
+            return;
+        }
+        c.slow_joins += 1;
+        let mut h = self.th(t).clock;
+        if !self.arena.le(src, h) {
+            if self.arena.make_unique(&mut h) {
+                self.counters.period(sampling).clones += 1;
+            }
+            self.arena.join(h, src);
+            let th = self.th_mut(t);
+            th.clock = h;
+            let v = th.ver(t) + 1;
+            th.set_ver(t, v);
+        }
+        if let VEpoch::Ver { u, v } = ve {
+            self.th_mut(t).set_ver(u, v);
+        }
+    }
+
+    /// Alg. 9: `C_m ← C_t` (release, signal): shallow outside sampling periods, deep inside.
+    fn copy_to_sync(&mut self, t: u32, m: &mut SyncObj) {
+        let th = self.threads[t as usize].as_ref().expect("thread");
+        let (th_clock, ver) = (th.clock, th.ver(t));
+        if self.sampling {
+            if m.clock == NOCLOCK || self.arena.is_shared(m.clock) {
+                self.arena.drop_ref(m.clock);
+                m.clock = self.arena.alloc();
+            }
+            self.arena.copy(m.clock, th_clock);
+            self.counters.sampling.deep_copies += 1;
+        } else {
+            let h = self.arena.share(th_clock);
+            self.arena.drop_ref(m.clock);
+            m.clock = h;
+            self.counters.non_sampling.shallow_copies += 1;
+        }
+        m.vepoch = VEpoch::Ver { u: t, v: ver };
+    }
+
+    /// Alg. 16 (App. C), reconstructed: `C_x ← C_x ⊔ C_t` for a volatile write. If `C_x ⊑
+    /// C_t` (known from versions, or checked), the join is a copy (shallow outside sampling
+    /// periods) and `x` takes `t`'s version epoch; otherwise a real join, and the version
+    /// epoch becomes unknown.
+    fn join_into_volatile(&mut self, t: u32, x: &mut SyncObj) {
+        let sampling = self.sampling;
+        let th_clock = self.th(t).clock;
+        let by_version = match x.vepoch {
+            VEpoch::Bottom => true,
+            VEpoch::Ver { u, v } => self.th(t).ver(u) >= v,
+            VEpoch::Unknown => false,
+        };
+        if by_version || self.arena.le(x.clock, th_clock) {
+            self.counters.period(sampling).fast_joins += by_version as u64;
+            self.counters.period(sampling).slow_joins += !by_version as u64;
+            self.copy_to_sync(t, x);
+            return;
+        }
+        self.counters.period(sampling).slow_joins += 1;
+        let mut h = x.clock;
+        if self.arena.make_unique(&mut h) {
+            self.counters.period(sampling).clones += 1;
+        }
+        self.arena.join(h, th_clock);
+        x.clock = h;
+        x.vepoch = VEpoch::Unknown;
+    }
+
+    /// Alg. 3: fork. The child gets a copy of the parent's clock (and its version vector),
+    /// then both increment.
+    fn fork(&mut self, t: u32, u: u32) {
+        if t == u {
+            return;
+        }
+        let ui = u as usize;
+        if ui >= self.threads.len() {
+            self.threads.resize_with(ui + 1, || None);
+        }
+        let (pclock, mut ver) = {
+            let p = self.th(t);
+            (p.clock, p.ver.clone())
+        };
+        let (own_ver, own_ft, old_clock) = match &self.threads[ui] {
+            Some(c) => (c.ver(u), c.ft, c.clock),
+            None => (0, 0, NOCLOCK),
+        };
+        self.arena.drop_ref(old_clock);
+        let clock = if self.sampling {
+            let h = self.arena.alloc();
+            self.arena.copy(h, pclock);
+            self.counters.sampling.deep_copies += 1;
+            h
+        } else {
+            self.counters.non_sampling.shallow_copies += 1;
+            self.arena.share(pclock)
+        };
+        if ver.len() <= ui {
+            ver.resize(ui + 1, 0);
+        }
+        ver[ui] = own_ver.max(ver[ui]) + 1;
+        self.threads[ui] = Some(ThreadState {
+            clock,
+            ver,
+            ft: own_ft + 1,
+            period: if self.sampling { self.period_id } else { 0 },
+        });
+        if self.sampling {
+            self.increment_clock(u);
+        }
+        self.increment(t);
+    }
+
+    #[inline]
+    fn non_sampled_ops(&self) -> u64 {
+        self.sampler.total_ops() - self.sampler.sampled_ops()
+    }
+
+    /// Clock of `t` for component `u`.
+    #[inline]
+    fn clock_of(&self, t: u32, u: u32) -> Time {
+        self.arena.get(self.th(t).clock, u)
+    }
+
+    /// `e ⪯ C_t`: the sampled access `e` happens before the current event of `t` (true for
+    /// ghosts, which are never checked for races).
+    #[inline]
+    fn ordered(&self, e: &Entry, t: u32) -> bool {
+        e.t == t || e.c <= self.clock_of(t, e.t) || e.is_ghost()
+    }
+
+    /// Alg. 12 (with FastTrack's Alg. 7 inside sampling periods).
+    fn read(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
+        let sampling = self.sampling;
+        let xi = x as usize;
+        if !sampling {
+            // Fast path: no metadata, nothing to do (the paper's `o.metadata == null`).
+            if xi >= self.vars.len() || self.vars[xi].is_null() {
+                self.counters.non_sampling.fast_reads += 1;
+                return false;
+            }
+            self.counters.non_sampling.slow_reads += 1;
+        } else {
+            self.counters.sampling.slow_reads += 1;
+            grow(&mut self.vars, xi);
+        }
+        let ft = self.th(t).ft;
+        let meta = &self.vars[xi];
+        // FastTrack: read map is epoch(t): no action (but a ghost of this epoch becomes
+        // this sampled read, which stands for it).
+        if let Reads::One(e) = &meta.r {
+            if e.t == t && e.ft == ft {
+                if sampling && e.is_ghost() {
+                    let c = self.clock_of(t, t);
+                    self.vars[xi].r = Reads::One(Entry {
+                        t,
+                        c,
+                        ft,
+                        loc,
+                        index,
+                    });
+                }
+                return false;
+            }
+        }
+        let mut racy = false;
+        if let Some(w) = meta.w {
+            if !self.ordered(&w, t) {
+                self.scratch.push((w, Op::Write));
+                racy = true;
+            }
+        }
+        let c = self.clock_of(t, t);
+        let cur = Entry {
+            t,
+            c,
+            ft,
+            loc,
+            index,
+        };
+        let r = std::mem::take(&mut self.vars[xi].r);
+        let ns_now = self.non_sampled_ops();
+        // Entries of other threads whose order with this read is known exactly: sampled
+        // ones (clock test); a ghost of another thread is unknown, and we then assume what
+        // FastTrack would do if it were concurrent (keep a map), which only ever makes PACER
+        // check a repeat FastTrack skips, never skip one FastTrack checks.
+        let r = if sampling {
+            match r {
+                Reads::Null if self.vars[xi].cleared_sampled || ns_now == self.vars[xi].ns_mark => {
+                    Reads::One(cur)
+                }
+                // FastTrack's map may hold reads that took the fast path: assume a map.
+                Reads::Null => Reads::Map(vec![cur]),
+                Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
+                    Reads::One(cur)
+                }
+                Reads::One(e) if e.is_ghost() => Reads::Map(vec![cur]),
+                Reads::One(e) => Reads::Map(vec![e, cur]),
+                Reads::Map(mut v) => {
+                    match v.iter_mut().find(|e| e.t == t) {
+                        Some(e) => *e = cur,
+                        None => v.push(cur),
+                    }
+                    Reads::Map(v)
+                }
+            }
+        } else {
+            // Discard what FastTrack replaces (the epoch if it happens before this read,
+            // or `t`'s entry of a map) but remember FastTrack's shape: this unsampled read
+            // becomes a ghost epoch (for the same-epoch test, never for race checks).
+            let ghost = Entry { c: GHOST, ..cur };
+            let r = match r {
+                Reads::Null => Reads::One(ghost),
+                Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
+                    Reads::One(ghost)
+                }
+                Reads::One(e) if e.is_ghost() => Reads::Map(Vec::new()),
+                Reads::One(e) => Reads::Map(vec![e]),
+                Reads::Map(mut v) => {
+                    // `t`'s entry from this same FastTrack epoch stands for this read too
+                    // (same happens-before successors): keep it.
+                    v.retain(|e| e.t != t || e.ft == ft);
+                    Reads::Map(v)
+                }
+            };
+            // Without a sampled write, the shape of the read map no longer matters (a read
+            // cannot race without a write): drop it unless it holds sampled reads.
+            let keep =
+                self.vars[xi].has_sampled_write() || matches!(&r, Reads::Map(v) if !v.is_empty());
+            if keep {
+                r
+            } else {
+                Reads::Null
+            }
+        };
+        self.vars[xi].r = r;
+        if racy {
+            self.report(Event::new(ThreadId(t), Op::Read, x, LocId(loc)), index);
+        }
+        racy
+    }
+
+    /// Alg. 13 (with FastTrack's Alg. 8 inside sampling periods).
+    fn write(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
+        let sampling = self.sampling;
+        let xi = x as usize;
+        let ft = self.th(t).ft;
+        if !sampling {
+            if xi >= self.vars.len() || self.vars[xi].is_null() {
+                // Fast path, but remember FastTrack's write epoch as a ghost: its
+                // same-epoch test at the next write of `t` depends on it. One store.
+                self.counters.non_sampling.fast_writes += 1;
+                grow(&mut self.vars, xi);
+                let ns = self.non_sampled_ops();
+                let m = &mut self.vars[xi];
+                if matches!(m.w, Some(w) if w.t == t && w.ft == ft) {
+                    return false; // FastTrack's same-epoch skip: its read map stays.
+                }
+                m.ns_mark = ns;
+                m.cleared_sampled = false;
+                m.w = Some(Entry {
+                    t,
+                    c: GHOST,
+                    ft,
+                    loc,
+                    index,
+                });
+                return false;
+            }
+            self.counters.non_sampling.slow_writes += 1;
+        } else {
+            self.counters.sampling.slow_writes += 1;
+            grow(&mut self.vars, xi);
+        }
+        let meta = &self.vars[xi];
+        // FastTrack: write epoch is epoch(t): no action (but a ghost of this epoch becomes
+        // this sampled write, which stands for it).
+        if let Some(w) = &meta.w {
+            if w.t == t && w.ft == ft {
+                if sampling && w.is_ghost() {
+                    let c = self.clock_of(t, t);
+                    self.vars[xi].w = Some(Entry {
+                        t,
+                        c,
+                        ft,
+                        loc,
+                        index,
+                    });
+                }
+                return false;
+            }
+        }
+        let mut racy = false;
+        if let Some(w) = meta.w {
+            if !self.ordered(&w, t) {
+                self.scratch.push((w, Op::Write));
+                racy = true;
+            }
+        }
+        match &meta.r {
+            Reads::Null => {}
+            Reads::One(e) => {
+                if !self.ordered(e, t) {
+                    self.scratch.push((*e, Op::Read));
+                    racy = true;
+                }
+            }
+            Reads::Map(v) => {
+                for e in v {
+                    if !self.ordered(e, t) {
+                        self.scratch.push((*e, Op::Read));
+                        racy = true;
+                    }
+                }
+            }
+        }
+        let ns_now = self.non_sampled_ops();
+        let meta = &mut self.vars[xi];
+        meta.ns_mark = ns_now;
+        meta.cleared_sampled = sampling;
+        meta.r = Reads::Null;
+        meta.w = if sampling {
+            Some(Entry {
+                t,
+                c: self
+                    .arena
+                    .get(self.threads[t as usize].as_ref().unwrap().clock, t),
+                ft,
+                loc,
+                index,
+            })
+        } else {
+            Some(Entry {
+                t,
+                c: GHOST,
+                ft,
+                loc,
+                index,
+            })
+        };
+        if racy {
+            self.report(Event::new(ThreadId(t), Op::Write, x, LocId(loc)), index);
+        }
+        racy
+    }
+
+    /// Records the racy event and its pairs (the earlier accesses in `scratch`).
+    #[cold]
+    #[inline(never)]
+    fn report(&mut self, ev: Event, index: u64) {
+        self.counters.period(self.sampling).races += self.scratch.len() as u64;
+        self.racy.push(RacyEvent { index, event: ev });
+        if self.record_pairs {
+            for &(e, op) in &self.scratch {
+                let first = Event::new(ThreadId(e.t), op, ev.target, LocId(e.loc));
+                debug_assert!(e.index < index);
+                self.pairs.push(RacePair::new(e.index, first, index, ev));
+            }
+        }
+        self.scratch.clear();
+    }
+}
+
+#[inline]
+fn grow<T: Default>(v: &mut Vec<T>, i: usize) {
+    if i >= v.len() {
+        v.resize_with(i + 1, T::default);
+    }
+}
