@@ -4,6 +4,12 @@
 //! (`on_event`), then calls `finish` for each report. Analyses that need several passes
 //! (HBP/SHBP post-processing, W3PO) keep what they need and do the rest in `finish`.
 
+pub mod fasttrack;
+pub mod hb;
+pub mod hbp;
+pub mod shb;
+
+use crate::clock::{TreeClock, VectorClock};
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
@@ -214,12 +220,27 @@ pub struct AnalysisOptions {
 
 /// Creates an analysis. Returns an error for analyses not built yet.
 pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Analysis>> {
-    let _ = opts;
-    match kind {
-        #[allow(unreachable_patterns)]
-        _ => Err(Error::invalid(format!(
-            "analysis `{}` is not available in this build yet",
-            kind.name()
-        ))),
+    // The clock kind picks the monomorphisation (thread and lock clocks are type parameters).
+    macro_rules! by_clock {
+        ($m:ident :: $f:ident $(, $arg:expr)*) => {
+            match opts.clock {
+                ClockKind::Vector => Box::new($m::$f::<VectorClock>($($arg),*)) as Box<dyn Analysis>,
+                ClockKind::Tree => Box::new($m::$f::<TreeClock>($($arg),*)) as Box<dyn Analysis>,
+            }
+        };
     }
+    Ok(match kind {
+        AnalysisKind::Hb => by_clock!(hb::hb),
+        AnalysisKind::FastTrack => by_clock!(fasttrack::fasttrack),
+        AnalysisKind::Hbp => by_clock!(hbp::hbp, opts.streaming),
+        AnalysisKind::Shb => by_clock!(shb::shb),
+        AnalysisKind::Shbp => by_clock!(shb::shbp, opts.streaming),
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(Error::invalid(format!(
+                "analysis `{}` is not available in this build yet",
+                kind.name()
+            )))
+        }
+    })
 }
