@@ -1,6 +1,10 @@
 //! Race reports: plain data, shared by every analysis. Formatting lives in `text`, `json`
 //! and `sarif` and adds no logic (TSan's `tsan_report.h`).
 
+pub mod json;
+pub mod sarif;
+pub mod text;
+
 use crate::trace::{Event, Names};
 
 /// Kind of a race pair, by trace order (SPEC §2).
