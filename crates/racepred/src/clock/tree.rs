@@ -35,8 +35,6 @@ const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
-    /// Known time of this thread; 0 = not in the tree.
-    clk: Time,
     /// Time of the parent when this node was attached.
     aclk: Time,
     parent: u32,
@@ -46,7 +44,6 @@ struct Node {
 }
 
 const EMPTY: Node = Node {
-    clk: 0,
     aclk: 0,
     parent: NONE,
     first_child: NONE,
@@ -59,7 +56,10 @@ const EMPTY: Node = Node {
 pub struct TreeClock {
     /// Root thread, `NONE` for the empty clock.
     root: u32,
-    /// Indexed by thread id.
+    /// Known time per thread (0 = not in the tree), apart from the links so that `get`
+    /// and the fast-path tests touch 4 bytes per thread.
+    clks: Vec<Time>,
+    /// Tree links, indexed by thread id; same length as `clks`.
     nodes: Vec<Node>,
     /// Scratch for walks (not part of the value).
     stack: Vec<u32>,
@@ -74,6 +74,7 @@ impl Clone for TreeClock {
             } else {
                 self.root
             },
+            clks: self.clks.clone(),
             nodes: self.nodes.clone(),
             stack: Vec::new(),
             frames: Vec::new(),
@@ -115,11 +116,11 @@ impl TreeClock {
 
     #[inline]
     fn clk(&self, t: u32) -> Time {
-        self.nodes.get(t as usize).map_or(0, |n| n.clk)
+        self.clks.get(t as usize).copied().unwrap_or(0)
     }
 
     fn root(&self) -> u32 {
-        if self.nodes.is_empty() {
+        if self.clks.is_empty() {
             NONE
         } else {
             self.root
@@ -129,6 +130,7 @@ impl TreeClock {
     fn ensure(&mut self, t: u32) {
         if t as usize >= self.nodes.len() {
             self.nodes.resize(t as usize + 1, EMPTY);
+            self.clks.resize(t as usize + 1, 0);
         }
     }
 
@@ -164,6 +166,8 @@ impl TreeClock {
     fn deep_copy(&mut self, other: &TreeClock) {
         self.nodes.clear();
         self.nodes.extend_from_slice(&other.nodes);
+        self.clks.clear();
+        self.clks.extend_from_slice(&other.clks);
         self.root = other.root();
     }
 
@@ -184,7 +188,7 @@ impl TreeClock {
             }
             let child = &other.nodes[cur as usize];
             top.1 = child.next;
-            if self.clk(cur) < child.clk {
+            if self.clk(cur) < other.clks[cur as usize] {
                 self.frames.push((cur, child.first_child));
             } else if cur == keep {
                 self.stack.push(cur);
@@ -203,13 +207,13 @@ impl TreeClock {
         for i in 0..self.stack.len() {
             let u = self.stack[i];
             self.ensure(u);
-            if u != root && self.nodes[u as usize].clk > 0 {
+            if u != root && self.clks[u as usize] > 0 {
                 self.detach(u);
             }
         }
         while let Some(u) = self.stack.pop() {
             let src = other.nodes[u as usize];
-            self.nodes[u as usize].clk = self.nodes[u as usize].clk.max(src.clk);
+            self.clks[u as usize] = self.clks[u as usize].max(other.clks[u as usize]);
             if u == root && anchor != NONE {
                 // Only when a precondition failed: the target's own thread is never moved.
                 continue;
@@ -225,7 +229,7 @@ impl TreeClock {
                     self.root = u;
                     self.nodes[u as usize].aclk = 0;
                 } else {
-                    let t = self.nodes[anchor as usize].clk;
+                    let t = self.clks[anchor as usize];
                     self.nodes[u as usize].aclk = t;
                     self.push_front(u, anchor);
                 }
@@ -248,10 +252,10 @@ impl TreeClock {
     pub(crate) fn check_invariants(&self) {
         let root = self.root();
         if root == NONE {
-            assert!(self.nodes.iter().all(|n| n.clk == 0));
+            assert!(self.clks.iter().all(|&c| c == 0));
             return;
         }
-        assert!(self.nodes[root as usize].clk > 0);
+        assert!(self.clks[root as usize] > 0);
         assert_eq!(self.nodes[root as usize].parent, NONE);
         let mut seen = vec![false; self.nodes.len()];
         let mut stack = vec![root];
@@ -265,17 +269,18 @@ impl TreeClock {
                 let n = &self.nodes[c as usize];
                 assert_eq!(n.parent, u);
                 assert_eq!(n.prev, prev);
-                assert!(n.clk > 0);
+                assert!(self.clks[c as usize] > 0);
                 assert!(n.aclk <= last_aclk, "children out of order below {u}");
-                assert!(n.aclk <= self.nodes[u as usize].clk);
+                assert!(n.aclk <= self.clks[u as usize]);
                 last_aclk = n.aclk;
                 stack.push(c);
                 prev = c;
                 c = n.next;
             }
         }
-        for (t, n) in self.nodes.iter().enumerate() {
-            assert_eq!(n.clk > 0, seen[t], "node {t} reachable iff present");
+        assert_eq!(self.clks.len(), self.nodes.len());
+        for (t, &c) in self.clks.iter().enumerate() {
+            assert_eq!(c > 0, seen[t], "node {t} reachable iff present");
         }
     }
 }
@@ -284,7 +289,7 @@ impl Clock for TreeClock {
     fn for_thread(t: ThreadId) -> Self {
         let mut c = TreeClock::new();
         c.ensure(t.0);
-        c.nodes[t.index()].clk = 1;
+        c.clks[t.index()] = 1;
         c.root = t.0;
         c
     }
@@ -297,7 +302,7 @@ impl Clock for TreeClock {
     #[inline]
     fn increment(&mut self, t: ThreadId) {
         if self.root() == t.0 {
-            self.nodes[t.index()].clk += 1;
+            self.clks[t.index()] += 1;
         } else {
             // Not a thread clock of `t`: keep the value right, hang `t` below the root.
             let mut v = VectorClock::new();
@@ -316,10 +321,10 @@ impl Clock for TreeClock {
             self.deep_copy(other);
             return;
         }
-        if other.nodes[zr as usize].clk <= self.clk(zr) {
+        if other.clks[zr as usize] <= self.clk(zr) {
             return; // Fact 2: nothing new.
         }
-        if zr != root && other.clk(root) > self.nodes[root as usize].clk {
+        if zr != root && other.clk(root) > self.clks[root as usize] {
             // Some clock knows more of our own thread than we do: not a thread clock.
             self.join_slow(other);
             return;
@@ -337,11 +342,12 @@ impl Clock for TreeClock {
         let root = self.root();
         if zr == NONE {
             self.nodes.clear();
+            self.clks.clear();
             self.root = NONE;
             return;
         }
         // Fact 2: `self ⊑ other` iff `other` knows our root's time.
-        if root == NONE || other.clk(root) < self.nodes[root as usize].clk {
+        if root == NONE || other.clk(root) < self.clks[root as usize] {
             self.deep_copy(other);
             return;
         }
@@ -370,26 +376,26 @@ impl Clock for TreeClock {
             if root == NONE {
                 root = j;
                 self.root = j;
-                self.nodes[j as usize].clk = k;
+                self.clks[j as usize] = k;
                 continue;
             }
             if j == root {
-                self.nodes[j as usize].clk = k;
+                self.clks[j as usize] = k;
                 continue;
             }
-            if self.nodes[j as usize].clk > 0 {
+            if self.clks[j as usize] > 0 {
                 self.detach(j);
             }
-            self.nodes[j as usize].clk = k;
-            self.nodes[j as usize].aclk = self.nodes[root as usize].clk;
+            self.clks[j as usize] = k;
+            self.nodes[j as usize].aclk = self.clks[root as usize];
             self.push_front(j, root);
         }
     }
 
     fn join_into_vector(&self, v: &mut VectorClock) {
-        for (t, n) in self.nodes.iter().enumerate() {
-            if n.clk > v.get(ThreadId(t as u32)) {
-                v.set(ThreadId(t as u32), n.clk);
+        for (t, &c) in self.clks.iter().enumerate() {
+            if c > v.get(ThreadId(t as u32)) {
+                v.set(ThreadId(t as u32), c);
             }
         }
     }
