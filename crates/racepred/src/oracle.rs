@@ -15,7 +15,8 @@
 //!   wait a read of it);
 //! - lock semantics: a lock held by another thread blocks an acquire; re-entrant acquires
 //!   nest;
-//! - a forked thread acts only after its fork; `join(u)` runs only after `u`'s last event.
+//! - a forked thread acts only after its fork; `join(u)` runs only after `u`'s last event
+//!   and after `u`'s fork (a thread ends only after it starts, even without events).
 //!
 //! `mbegin`, `mend`, `begin`, `end` are thread-local and unconstrained.
 //!
@@ -482,8 +483,13 @@ impl<'p> Search<'p> {
                     && (!self.trace_specific || self.acq_done[l] == p.code[e])
             }
             Op::Join => {
+                // The joined thread has ended: all its events ran, and it was started (its
+                // fork ran, if the trace forks it) — even a thread without events ends
+                // only after it starts, as in HB's fork → child → join chain.
                 let u = p.code[e] as usize;
+                let (parent, at) = p.fork_at[u];
                 self.pos[u] as usize == p.tev[u].len()
+                    && (parent == NONE || self.pos[parent as usize] > at)
             }
             _ => true,
         }
@@ -853,7 +859,13 @@ mod tests {
                     }
                     _ => return false,
                 },
-                Op::Join if (0..ev.len()).any(|j| ev[j].thread.0 == e.target && !seen[j]) => {
+                Op::Join
+                    if (0..ev.len()).any(|j| {
+                        !seen[j]
+                            && (ev[j].thread.0 == e.target
+                                || (ev[j].op == Op::Fork && ev[j].target == e.target))
+                    }) =>
+                {
                     return false;
                 }
                 _ => {}

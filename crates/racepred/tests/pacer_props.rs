@@ -160,6 +160,13 @@ fn ref_fasttrack_full(
                         continue;
                     }
                 }
+                // [READ SHARED SAME EPOCH] (Flanagan and Freund, PLDI 2009).
+                if let Reads::Map(v) = &r[x] {
+                    if let Some(o) = v.iter().find(|o| o.0 == t && o.1 == now) {
+                        aliases.push((o.2, i));
+                        continue;
+                    }
+                }
                 if let Some(wx) = w[x] {
                     if !ord(&wx) {
                         racy.insert(i);
@@ -497,7 +504,6 @@ proptest! {
 
     /// Against the project's FastTrack (fails until branch `hb` is merged).
     #[test]
-    #[ignore = "FastTrack not merged yet (branch hb): drop this ignore after the merge"]
     fn rate_one_is_registry_fasttrack(a in actions(), threads in 2u32..5, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let ft = registry_fasttrack(&tr);
@@ -508,7 +514,6 @@ proptest! {
     /// The reference here and the project's FastTrack agree, so every property above holds
     /// for the latter (fails until branch `hb` is merged).
     #[test]
-    #[ignore = "FastTrack not merged yet (branch hb): drop this ignore after the merge"]
     fn registry_fasttrack_is_the_reference(a in actions(), threads in 2u32..5) {
         let tr = from_actions(threads, 3, 2, &a);
         let ft = registry_fasttrack(&tr);
@@ -517,7 +522,6 @@ proptest! {
 
     /// Against the project's FastTrack (fails until branch `hb` is merged).
     #[test]
-    #[ignore = "FastTrack not merged yet (branch hb): drop this ignore after the merge"]
     fn pacer_races_are_registry_fasttrack_races(a in actions(), threads in 2u32..5,
                                                  rate in 0.0f64..1.0, period in 1u64..6,
                                                  seed: u64) {

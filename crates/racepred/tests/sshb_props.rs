@@ -473,7 +473,6 @@ fn perturbed_guaranteed_races_are_real() {
 
 /// SSHB's pairs equal HBP's (the pair-reporting HB of the other branch).
 #[test]
-#[ignore = "needs HBP from branch hb; enable after the merge"]
 fn pairs_equal_hbp() {
     use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions};
     for seed in 0..20 {

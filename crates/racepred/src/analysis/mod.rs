@@ -12,6 +12,12 @@ pub mod wcp;
 pub mod sshb;
 pub mod pacer;
 
+pub mod fasttrack;
+pub mod hb;
+pub mod hbp;
+pub mod shb;
+
+use crate::clock::{TreeClock, VectorClock};
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
@@ -222,17 +228,32 @@ pub struct AnalysisOptions {
 
 /// Creates an analysis. Returns an error for analyses not built yet.
 pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Analysis>> {
-    match kind {
-        AnalysisKind::Wcp => Ok(Box::new(wcp::Wcp::new())),
-        AnalysisKind::Lockset => Ok(Box::new(lockset::Lockset::new())),
-        AnalysisKind::TsanHybrid => Ok(Box::new(tsan_hybrid::TsanHybrid::new())),
-        AnalysisKind::W3po => Ok(Box::new(w3po::W3po::new(opts.history))),
-        AnalysisKind::Sshb => Ok(Box::new(sshb::Sshb::new(sshb::SshbConfig::default()))),
-        AnalysisKind::Pacer => Ok(Box::new(pacer::Pacer::from_options(opts))),
-        #[allow(unreachable_patterns)]
-        _ => Err(Error::invalid(format!(
-            "analysis `{}` is not available in this build yet",
-            kind.name()
-        ))),
+    // The clock kind picks the monomorphisation (thread and lock clocks are type parameters).
+    macro_rules! by_clock {
+        ($m:ident :: $f:ident $(, $arg:expr)*) => {
+            match opts.clock {
+                ClockKind::Vector => Box::new($m::$f::<VectorClock>($($arg),*)) as Box<dyn Analysis>,
+                ClockKind::Tree => Box::new($m::$f::<TreeClock>($($arg),*)) as Box<dyn Analysis>,
+            }
+        };
     }
+    Ok(match kind {
+        AnalysisKind::Hb => by_clock!(hb::hb),
+        AnalysisKind::FastTrack => by_clock!(fasttrack::fasttrack),
+        AnalysisKind::Hbp => by_clock!(hbp::hbp, opts.streaming),
+        AnalysisKind::Shb => by_clock!(shb::shb),
+        AnalysisKind::Shbp => by_clock!(shb::shbp, opts.streaming),
+        AnalysisKind::Wcp => Box::new(wcp::Wcp::new()),
+        AnalysisKind::Lockset => Box::new(lockset::Lockset::new()),
+        AnalysisKind::TsanHybrid => Box::new(tsan_hybrid::TsanHybrid::new()),
+        AnalysisKind::W3po => Box::new(w3po::W3po::new(opts.history)),
+        AnalysisKind::Sshb => Box::new(sshb::Sshb::new(sshb::SshbConfig::default())),
+        AnalysisKind::Pacer => Box::new(pacer::Pacer::from_options(opts)),
+        AnalysisKind::Rdit => {
+            return Err(Error::invalid(format!(
+                "analysis `{}` is not available in this build yet",
+                kind.name()
+            )))
+        }
+    })
 }

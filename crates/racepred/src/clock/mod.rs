@@ -5,7 +5,105 @@
 //!   clocks of different lengths compare as if padded with zeros;
 //! - `set` never moves a component backwards (debug-asserted);
 //! - `partial_cmp` is `None` exactly for concurrent clocks.
+//!
+//! Analyses are generic over [`Clock`], implemented by [`VectorClock`] and [`TreeClock`]
+//! (Mathur, Pavlogiannis, Tunç, Viswanathan, ASPLOS'22), so thread and lock clocks can be
+//! either without changing the analysis.
+//!
+//! The happens-before engines use clocks in one discipline, which [`TreeClock`] relies on:
+//! - a *thread clock* (made by [`Clock::for_thread`]) is the only clock that increments its
+//!   own thread's component, so no other clock knows a thread at a later time than its own
+//!   thread clock;
+//! - every *publication* of a thread clock (release, fork, volatile write, signal, an SHB
+//!   write) is followed by an increment of that thread's component;
+//! - `join` and `join_vector` only ever target thread clocks; lock, condition and last-write
+//!   clocks are only ever assigned with `copy_from` from a thread clock.
 
+mod tree;
 mod vc;
 
-pub use vc::{Epoch, VectorClock};
+pub use tree::TreeClock;
+pub use vc::{Epoch, Time, VectorClock};
+
+use crate::trace::ThreadId;
+
+/// A logical clock usable as a thread or synchronisation-object clock.
+pub trait Clock: Clone + Default + std::fmt::Debug {
+    /// The initial clock of thread `t`: time 1 for `t`, 0 elsewhere.
+    fn for_thread(t: ThreadId) -> Self;
+
+    /// The time of `t` (0 if unknown).
+    fn get(&self, t: ThreadId) -> Time;
+
+    /// Adds one to `t`'s component; `self` is `t`'s thread clock.
+    fn increment(&mut self, t: ThreadId);
+
+    /// Pointwise maximum into `self`, which is a thread clock.
+    fn join(&mut self, other: &Self);
+
+    /// Becomes a copy of `other` (a thread clock or a copy of one). Cheapest when `self ⊑
+    /// other`, the usual case at a release.
+    fn copy_from(&mut self, other: &Self);
+
+    /// Pointwise maximum of a plain vector into `self`, which is a thread clock
+    /// (volatile reads).
+    fn join_vector(&mut self, v: &VectorClock);
+
+    /// Pointwise maximum of `self` into a plain vector (volatile writes).
+    fn join_into_vector(&self, v: &mut VectorClock);
+
+    /// The clock as a plain vector (tests, reports).
+    fn to_vector(&self) -> VectorClock {
+        let mut v = VectorClock::new();
+        self.join_into_vector(&mut v);
+        v
+    }
+}
+
+impl Clock for VectorClock {
+    fn for_thread(t: ThreadId) -> Self {
+        let mut v = VectorClock::with_threads(t.index() + 1);
+        v.set(t, 1);
+        v
+    }
+    #[inline]
+    fn get(&self, t: ThreadId) -> Time {
+        VectorClock::get(self, t)
+    }
+    #[inline]
+    fn increment(&mut self, t: ThreadId) {
+        VectorClock::increment(self, t)
+    }
+    #[inline]
+    fn join(&mut self, other: &Self) {
+        VectorClock::join(self, other)
+    }
+    #[inline]
+    fn copy_from(&mut self, other: &Self) {
+        VectorClock::copy_from(self, other)
+    }
+    fn join_vector(&mut self, v: &VectorClock) {
+        VectorClock::join(self, v)
+    }
+    fn join_into_vector(&self, v: &mut VectorClock) {
+        v.join(self)
+    }
+    fn to_vector(&self) -> VectorClock {
+        self.clone()
+    }
+}
+
+/// `v ⊑ c` for a plain vector against any clock.
+#[inline]
+pub fn vector_le<C: Clock>(v: &VectorClock, c: &C) -> bool {
+    v.as_slice()
+        .iter()
+        .enumerate()
+        .all(|(j, &k)| k <= c.get(ThreadId(j as u32)))
+}
+
+/// `e ⪯ c`: the epoch's time is at most `c`'s time for its thread.
+#[inline]
+pub fn epoch_le<C: Clock>(e: Epoch, c: &C) -> bool {
+    e.time() <= c.get(e.thread())
+}

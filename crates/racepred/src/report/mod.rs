@@ -2,6 +2,9 @@
 //! and `sarif` and adds no logic (TSan's `tsan_report.h`).
 
 pub mod plot;
+pub mod json;
+pub mod sarif;
+pub mod text;
 
 use crate::trace::{Event, Names};
 

@@ -732,6 +732,19 @@ impl Detector {
                 return false;
             }
         }
+        // FastTrack's [READ SHARED SAME EPOCH]: `t` already read in this epoch and the read
+        // map is a vector.
+        if let Reads::Map(v) = &meta.r {
+            if let Some(k) = v.iter().position(|e| e.t == t && e.ft == ft) {
+                if sampling && v[k].is_ghost() {
+                    let c = self.clock_of(t, t);
+                    if let Reads::Map(v) = &mut self.vars[xi].r {
+                        v[k] = Entry { t, c, ft, loc, index };
+                    }
+                }
+                return false;
+            }
+        }
         let mut racy = false;
         if let Some(w) = meta.w {
             if !self.ordered(&w, t) {

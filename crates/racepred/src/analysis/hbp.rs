@@ -1,0 +1,309 @@
+//! Race pairs over happens-before (`hbp`) — and the pair machinery SHBP shares.
+//!
+//! Papers: Sulzmann, Stadtmüller et al. on inaccurate traces
+//! (`shared/papers/sshb-inaccurate-traces.txt`, App. C, Alg. 3 HBP and Alg. 4 SHBP);
+//! Genç et al. (W3PO) (`shared/papers/w3po-hybrid-lockset.txt`, §5 and Ex. 5.1: the history
+//! of replaced accesses of Sulzmann and Stadtmüller's SHB^E).
+//!
+//! Alg. 3 keeps per variable the set `cw` of writes and `cr` of reads that are concurrent
+//! with the latest one (at most one per thread); a new access is checked against them and
+//! then *replaces* every entry of its own kind that happens before it. A replaced access
+//! `e` can still race with a later `f` that its replacer also races with (Ex. 5.1), so the
+//! published single pass misses pairs.
+//!
+//! Complete mode (the default): each access keeps the list of accesses it replaced, which
+//! makes a forest whose roots are `cw`/`cr`; an edge goes from a later to an earlier access
+//! ordered before it. At an access `f`, every root unordered with `f` is reported and its
+//! replaced accesses are walked, recursively; a replaced access that is ordered before `f`
+//! is pruned with its whole subtree (they are all ordered before it). Every earlier
+//! conflicting access unordered with `f` is reached: follow its replacers up to a root —
+//! none of them is ordered before `f`. This is the post-processing of SHB^E (w3po §5) done
+//! at the access itself, where `f`'s clock is at hand, instead of in a second pass that
+//! would have to keep a clock per racy access; the pairs found are the same. Cost per
+//! access: the roots, the pairs reported, and the pruned children of reported accesses.
+//!
+//! Streaming mode (`streaming: true`): Alg. 3 (Alg. 4 for SHBP) exactly as published,
+//! without history; its pairs are a subset.
+//!
+//! Promise (`hbp`, complete): exactly the conflicting pairs unordered by HB (Def. 3),
+//! checked against per-event vector clocks by `tests/hb_props.rs`; this contains every
+//! trace-specific predictable pair. Memory: O(threads × variables) for `cw`/`cr`, plus one
+//! 32-byte history node per replaced access (complete mode), plus the pairs.
+
+use crate::clock::{epoch_le, Clock, Epoch};
+use crate::report::{RacePair, RaceReport, ReportKind};
+use crate::trace::{Event, LocId, Op};
+
+use super::hb::{Accesses, HbEngine};
+
+const NONE: u32 = u32::MAX;
+
+/// An access: in `cw`/`cr`, or in the history once replaced.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    epoch: Epoch,
+    index: u64,
+    loc: LocId,
+    /// Head of the list of accesses this one replaced (history indices).
+    children: u32,
+    /// Next sibling in the replacer's list.
+    next: u32,
+}
+
+/// The pair-reporting access policy (Alg. 3; with `wrd`, Alg. 4).
+pub struct PairAccesses {
+    wrd: bool,
+    streaming: bool,
+    cw: Vec<Vec<Node>>,
+    cr: Vec<Vec<Node>>,
+    history: Vec<Node>,
+    walk: Vec<u32>,
+    pairs: Vec<RacePair>,
+}
+
+impl PairAccesses {
+    pub fn new(wrd: bool, streaming: bool) -> PairAccesses {
+        PairAccesses {
+            wrd,
+            streaming,
+            cw: Vec::new(),
+            cr: Vec::new(),
+            history: Vec::new(),
+            walk: Vec::new(),
+            pairs: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn sets(&mut self, x: usize) {
+        if x >= self.cw.len() {
+            self.cw.resize_with(x + 1, Vec::new);
+            self.cr.resize_with(x + 1, Vec::new);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report(&mut self, earlier: &Node, earlier_op: Op, index: u64, ev: &Event) {
+        let first = Event::new(earlier.epoch.thread(), earlier_op, ev.target, earlier.loc);
+        self.pairs
+            .push(RacePair::new(earlier.index, first, index, *ev));
+    }
+
+    /// Reports every access of the set (`writes`: `cw`, else `cr`) of `ev`'s variable that
+    /// is unordered with clock `c`, and (complete mode) the unordered accesses they
+    /// replaced. `skip_last` leaves out the newest entry (SHB: the last write, checked
+    /// before the join).
+    fn check<C: Clock>(&mut self, writes: bool, index: u64, ev: &Event, c: &C, skip_last: bool) {
+        let x = ev.target as usize;
+        let op = if writes { Op::Write } else { Op::Read };
+        let n = if writes {
+            self.cw[x].len()
+        } else {
+            self.cr[x].len()
+        };
+        let n = n - (skip_last && n > 0) as usize;
+        for i in 0..n {
+            let e = if writes { self.cw[x][i] } else { self.cr[x][i] };
+            if epoch_le(e.epoch, c) {
+                continue;
+            }
+            self.report(&e, op, index, ev);
+            if !self.streaming && e.children != NONE {
+                self.walk_history(e.children, op, index, ev, c);
+            }
+        }
+    }
+
+    fn walk_history<C: Clock>(&mut self, head: u32, op: Op, index: u64, ev: &Event, c: &C) {
+        self.walk.clear();
+        self.walk.push(head);
+        while let Some(mut k) = self.walk.pop() {
+            while k != NONE {
+                let h = self.history[k as usize];
+                if !epoch_le(h.epoch, c) {
+                    self.report(&h, op, index, ev);
+                    if h.children != NONE {
+                        self.walk.push(h.children);
+                    }
+                }
+                k = h.next;
+            }
+        }
+    }
+
+    /// Adds the access to its set, replacing (into the history) the entries ordered
+    /// before it.
+    fn update<C: Clock>(&mut self, writes: bool, index: u64, ev: &Event, c: &C) {
+        let x = ev.target as usize;
+        let set = if writes {
+            &mut self.cw[x]
+        } else {
+            &mut self.cr[x]
+        };
+        let mut children = NONE;
+        let history = &mut self.history;
+        let keep_history = !self.streaming;
+        set.retain(|e| {
+            if epoch_le(e.epoch, c) {
+                if keep_history {
+                    history.push(Node {
+                        next: children,
+                        ..*e
+                    });
+                    children = (history.len() - 1) as u32;
+                }
+                false
+            } else {
+                true
+            }
+        });
+        set.push(Node {
+            epoch: Epoch::new(ev.thread, c.get(ev.thread)),
+            index,
+            loc: ev.loc,
+            children,
+            next: NONE,
+        });
+    }
+}
+
+impl<C: Clock> Accesses<C> for PairAccesses {
+    fn read(&mut self, index: u64, ev: &Event, c: &C) {
+        self.sets(ev.target as usize);
+        if !self.wrd {
+            self.check(true, index, ev, c, false);
+            self.update(false, index, ev, c);
+        } else if self.streaming {
+            // Alg. 4, lines 2–6: all of cw against the clock before the join.
+            self.check(true, index, ev, c, false);
+        } else {
+            // The last write (the newest entry of cw) is checked before the join: an SHB
+            // WRD race pair (w3po Def. 3.4) when no other path orders it before the read.
+            let x = ev.target as usize;
+            if let Some(&lw) = self.cw[x].last() {
+                if !epoch_le(lw.epoch, c) {
+                    self.report(&lw, Op::Write, index, ev);
+                }
+            }
+        }
+    }
+
+    fn read_after_wrd(&mut self, index: u64, ev: &Event, c: &C) {
+        if !self.streaming {
+            // Every other write against the SHB clock of the read. The last write is
+            // ordered by now, and so is everything it replaced.
+            self.check(true, index, ev, c, true);
+        }
+        self.update(false, index, ev, c);
+    }
+
+    fn write(&mut self, index: u64, ev: &Event, c: &C) {
+        self.sets(ev.target as usize);
+        self.check(true, index, ev, c, false);
+        self.update(true, index, ev, c);
+        self.check(false, index, ev, c, false);
+    }
+
+    fn finish(&mut self, report: &mut RaceReport) {
+        report.pairs = std::mem::take(&mut self.pairs);
+        if !self.streaming {
+            report
+                .extra
+                .insert("history_nodes".into(), (self.history.len() as u64).into());
+        }
+    }
+
+    fn report_kind(&self) -> ReportKind {
+        ReportKind::Pairs
+    }
+}
+
+/// HBP (`hbp`).
+pub type Hbp<C> = HbEngine<C, PairAccesses>;
+
+/// Creates `hbp` with clock kind `C`; `streaming` runs Alg. 3 as published.
+pub fn hbp<C: Clock>(streaming: bool) -> Hbp<C> {
+    let e = HbEngine::new("hbp", false, PairAccesses::new(false, streaming));
+    if streaming {
+        e.note(
+            "streaming: Alg. 3 as published (single pass; misses pairs whose earlier access \
+             was replaced by a later one ordered after it)",
+        )
+    } else {
+        e.note(
+            "complete: Alg. 3 with the history of replaced accesses walked at each access \
+             (every HB-unordered conflicting pair)",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{run_trace, Analysis};
+    use crate::clock::{TreeClock, VectorClock};
+    use crate::trace::Trace;
+    use std::collections::BTreeSet;
+
+    fn pairs(a: Box<dyn Analysis>, t: &Trace) -> BTreeSet<(u64, u64)> {
+        run_trace(t, &mut [a]).remove(0).pair_set()
+    }
+
+    /// w3po Ex. 5.1 in spirit: T1 writes twice (the second replaces the first), T2's
+    /// write races with both. The single pass sees only the latest.
+    #[test]
+    fn replaced_access_is_recovered() {
+        let t = Trace::from_events(vec![
+            Event::write(0, 0),
+            Event::write(0, 0),
+            Event::write(1, 0),
+            Event::read(1, 1),
+            Event::read(1, 1),
+            Event::write(0, 1),
+        ]);
+        let all: BTreeSet<_> = [(0, 2), (1, 2), (3, 5), (4, 5)].into();
+        assert_eq!(pairs(Box::new(hbp::<VectorClock>(false)), &t), all);
+        assert_eq!(pairs(Box::new(hbp::<TreeClock>(false)), &t), all);
+        let streamed: BTreeSet<_> = [(1, 2), (4, 5)].into();
+        assert_eq!(pairs(Box::new(hbp::<VectorClock>(true)), &t), streamed);
+    }
+
+    #[test]
+    fn history_is_pruned_below_ordered_accesses() {
+        // T0: w w; rel; T1: acq; w — all ordered; then T2's read races with all three.
+        let t = Trace::from_events(vec![
+            Event::write(0, 0),
+            Event::write(0, 0),
+            Event::release(0, 0),
+            Event::acquire(1, 0),
+            Event::write(1, 0),
+            Event::read(2, 0),
+        ]);
+        let all: BTreeSet<_> = [(0, 5), (1, 5), (4, 5)].into();
+        assert_eq!(pairs(Box::new(hbp::<VectorClock>(false)), &t), all);
+        let mut e = t.events.clone();
+        // The reader acquires the lock after T1: ordered after everything.
+        e.insert(5, Event::release(1, 0));
+        e.insert(6, Event::acquire(2, 0));
+        let t2 = Trace::from_events(e);
+        assert!(pairs(Box::new(hbp::<VectorClock>(false)), &t2).is_empty());
+    }
+
+    #[test]
+    fn report_fields() {
+        let t = Trace::from_events(vec![Event::read(0, 3), Event::write(1, 3)]);
+        let r = run_trace(
+            &t,
+            &mut [Box::new(hbp::<VectorClock>(false)) as Box<dyn Analysis>],
+        )
+        .remove(0);
+        assert_eq!(r.pairs.len(), 1);
+        let p = r.pairs[0];
+        assert_eq!((p.first, p.second), (0, 1));
+        assert_eq!(p.first_event, t.events[0]);
+        assert_eq!(p.second_event, t.events[1]);
+        assert_eq!(p.kind, crate::report::PairKind::ReadWrite);
+        assert_eq!(r.kind, ReportKind::Pairs);
+    }
+}

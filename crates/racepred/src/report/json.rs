@@ -1,0 +1,135 @@
+//! The machine-readable report (SPEC §5): the exact fields `analysis`, `trace`, `events`,
+//! `pairs` (`first`, `second`, `kind`, `first_loc`, `second_loc`, `variable`, and `verdict`
+//! where the analysis classifies), `racy_events` and `summary` (`pairs`, `location_pairs`,
+//! `racy_events`, `racy_locations`), plus `report_kind`, per-pair threads, per-kind totals,
+//! the location groups, `notes` and `extra`. Formatting only.
+
+use serde_json::{json, Map, Value};
+
+use super::text::{racy_location_groups, verdict_name};
+use super::RaceReport;
+use crate::trace::Names;
+
+/// `report` as one JSON object.
+pub fn to_json(report: &RaceReport, trace: &str, names: &Names) -> Value {
+    let r = report;
+    let pairs: Vec<Value> = r
+        .pairs
+        .iter()
+        .map(|p| {
+            let mut o = Map::new();
+            o.insert("first".into(), p.first.into());
+            o.insert("second".into(), p.second.into());
+            o.insert("kind".into(), p.kind.name().into());
+            o.insert("first_loc".into(), names.loc(p.first_event.loc).into());
+            o.insert("second_loc".into(), names.loc(p.second_event.loc).into());
+            o.insert("variable".into(), names.var(p.first_event.var()).into());
+            o.insert(
+                "first_thread".into(),
+                names.thread(p.first_event.thread).into(),
+            );
+            o.insert(
+                "second_thread".into(),
+                names.thread(p.second_event.thread).into(),
+            );
+            if let Some(v) = p.verdict {
+                o.insert("verdict".into(), verdict_name(v).into());
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let groups = r.location_groups();
+    let location_pairs: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            let p = &r.pairs[g.first_pair];
+            json!({
+                "first_loc": names.loc(p.first_event.loc),
+                "second_loc": names.loc(p.second_event.loc),
+                "kind": p.kind.name(),
+                "variable": names.var(p.first_event.var()),
+                "count": g.count,
+                "first": p.first,
+                "second": p.second,
+            })
+        })
+        .collect();
+    let racy_groups = racy_location_groups(r);
+    let racy_locations: Vec<Value> = racy_groups
+        .iter()
+        .map(|(ev, count, first)| {
+            json!({
+                "loc": names.loc(ev.loc),
+                "op": ev.op.std_name(),
+                "variable": names.var(ev.var()),
+                "count": count,
+                "first": first,
+            })
+        })
+        .collect();
+    let (ww, wr, rw) = r.kind_counts();
+    json!({
+        "analysis": r.analysis,
+        "trace": trace,
+        "events": r.events,
+        "report_kind": r.kind,
+        "pairs": pairs,
+        "racy_events": r.racy_events.iter().map(|e| e.index).collect::<Vec<_>>(),
+        "summary": {
+            "pairs": r.pairs.len(),
+            "location_pairs": groups.len(),
+            "racy_events": r.racy_events.len(),
+            "racy_locations": r.racy_locations(),
+            "write_write": ww,
+            "write_read": wr,
+            "read_write": rw,
+        },
+        "location_pairs": location_pairs,
+        "racy_location_groups": racy_locations,
+        "notes": r.notes,
+        "extra": r.extra,
+    })
+}
+
+/// Writes `report` as one line of JSON.
+pub fn write_json<W: std::io::Write + ?Sized>(
+    w: &mut W,
+    report: &RaceReport,
+    trace: &str,
+    names: &Names,
+) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *w, &to_json(report, trace, names))?;
+    writeln!(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::text::tests::sample;
+
+    #[test]
+    fn spec_fields() {
+        let (t, r) = sample();
+        let v = to_json(&r, "x.std", &t.names);
+        assert_eq!(v["analysis"], "hbp");
+        assert_eq!(v["trace"], "x.std");
+        assert_eq!(v["events"], 6);
+        assert_eq!(
+            v["pairs"][0],
+            json!({"first": 0, "second": 1, "kind": "write-read", "first_loc": "1",
+                   "second_loc": "2", "variable": "V0", "first_thread": "T0",
+                   "second_thread": "T1"})
+        );
+        assert_eq!(v["racy_events"], json!([1, 3, 5]));
+        assert_eq!(v["summary"]["pairs"], 4);
+        assert_eq!(v["summary"]["location_pairs"], 3);
+        assert_eq!(v["summary"]["racy_events"], 3);
+        assert_eq!(v["summary"]["racy_locations"], 2);
+        assert_eq!(v["summary"]["write_read"], 2);
+        assert_eq!(v["location_pairs"][0]["count"], 2);
+        assert_eq!(v["report_kind"], "pairs");
+        let mut out = Vec::new();
+        write_json(&mut out, &r, "x.std", &t.names).unwrap();
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+    }
+}

@@ -1,0 +1,196 @@
+//! The report for people: a headline, one line per distinct location pair (most frequent
+//! first, with the event indices of its first occurrence), or per racy location for
+//! racy-event analyses, then the analysis's notes and figures. Formatting only.
+
+use std::io::{self, Write};
+
+use super::{PairKind, RaceReport};
+use crate::trace::{Event, Names};
+
+/// Racy events grouped by location for display: (location, count, first event), most
+/// frequent first, ties by first occurrence.
+pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
+    let mut groups: Vec<(Event, usize, u64)> = Vec::new();
+    let mut seen: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    for e in &r.racy_events {
+        let g = *seen.entry(e.event.loc.0).or_insert_with(|| {
+            groups.push((e.event, 0, e.index));
+            groups.len() - 1
+        });
+        groups[g].1 += 1;
+    }
+    groups.sort_by_key(|g| (std::cmp::Reverse(g.1), g.2));
+    groups
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Writes `report` as text.
+pub fn write_text<W: Write + ?Sized>(
+    w: &mut W,
+    report: &RaceReport,
+    trace: &str,
+    names: &Names,
+) -> io::Result<()> {
+    let r = report;
+    let of = format!(
+        "in {} of {trace}",
+        plural(r.events as usize, "event", "events")
+    );
+    if !r.has_races() {
+        writeln!(w, "{}: no races {of}", r.analysis)?;
+    }
+    if !r.pairs.is_empty() {
+        let groups = r.location_groups();
+        let (ww, wr, rw) = r.kind_counts();
+        writeln!(
+            w,
+            "{}: {} at {} ({} {ww}, {} {wr}, {} {rw}) {of}",
+            r.analysis,
+            plural(r.pairs.len(), "race pair", "race pairs"),
+            plural(groups.len(), "location pair", "location pairs"),
+            PairKind::WriteWrite.name(),
+            PairKind::WriteRead.name(),
+            PairKind::ReadWrite.name(),
+        )?;
+        let width = groups.first().map_or(1, |g| g.count.to_string().len());
+        for g in &groups {
+            let p = &r.pairs[g.first_pair];
+            write!(
+                w,
+                "  {:>width$}  {:<11}  {} -> {}  {}  first: {} ({}) -> {} ({})",
+                g.count,
+                p.kind.name(),
+                names.loc(p.first_event.loc),
+                names.loc(p.second_event.loc),
+                names.var(p.first_event.var()),
+                p.first,
+                names.thread(p.first_event.thread),
+                p.second,
+                names.thread(p.second_event.thread),
+            )?;
+            if let Some(v) = p.verdict {
+                write!(w, "  [{}]", verdict_name(v))?;
+            }
+            writeln!(w)?;
+        }
+    }
+    if !r.racy_events.is_empty() {
+        let groups = racy_location_groups(r);
+        writeln!(
+            w,
+            "{}: {} at {} {of}",
+            r.analysis,
+            plural(r.racy_events.len(), "racy event", "racy events"),
+            plural(groups.len(), "location", "locations"),
+        )?;
+        let width = groups.first().map_or(1, |g| g.1.to_string().len());
+        for (ev, count, first) in &groups {
+            writeln!(
+                w,
+                "  {count:>width$}  {}  {}({})  first: {first} ({})",
+                names.loc(ev.loc),
+                ev.op.std_name(),
+                names.var(ev.var()),
+                names.thread(ev.thread),
+            )?;
+        }
+    }
+    for n in &r.notes {
+        writeln!(w, "  note: {n}")?;
+    }
+    for (k, v) in &r.extra {
+        writeln!(w, "  {k}: {v}")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn verdict_name(v: super::Verdict) -> &'static str {
+    match v {
+        super::Verdict::Guaranteed => "guaranteed",
+        super::Verdict::Maybe => "maybe",
+    }
+}
+
+/// The text report as a `String`.
+pub fn to_text(report: &RaceReport, trace: &str, names: &Names) -> String {
+    let mut out = Vec::new();
+    write_text(&mut out, report, trace, names).expect("writing to a Vec");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::{RacePair, RacyEvent, ReportKind};
+    use crate::trace::{LocId, Op, ThreadId, Trace};
+
+    /// A small trace with named locations and a pair report over it.
+    pub(crate) fn sample() -> (Trace, RaceReport) {
+        let ev = |t, op, x, l| Event::new(ThreadId(t), op, x, LocId(l));
+        let t = Trace::from_events(vec![
+            ev(0, Op::Write, 0, 1),
+            ev(1, Op::Read, 0, 2),
+            ev(0, Op::Write, 0, 1),
+            ev(1, Op::Read, 0, 2),
+            ev(1, Op::Write, 1, 3),
+            ev(0, Op::Write, 1, 4),
+        ]);
+        let mut r = RaceReport::new("hbp", ReportKind::Pairs);
+        r.events = t.len() as u64;
+        for (a, b) in [(0, 1), (2, 3), (4, 5), (1, 2)] {
+            r.pairs.push(RacePair::new(
+                a,
+                t.events[a as usize],
+                b,
+                t.events[b as usize],
+            ));
+        }
+        r.racy_events = [1, 3, 5]
+            .iter()
+            .map(|&i| RacyEvent {
+                index: i,
+                event: t.events[i as usize],
+            })
+            .collect();
+        r.notes.push("complete".into());
+        r.normalize();
+        (t, r)
+    }
+
+    #[test]
+    fn text_groups_most_frequent_first() {
+        let (t, r) = sample();
+        let s = to_text(&r, "x.std", &t.names);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[0],
+            "hbp: 4 race pairs at 3 location pairs (write-write 1, write-read 2, read-write 1) in 6 events of x.std"
+        );
+        assert_eq!(
+            lines[1],
+            "  2  write-read   1 -> 2  V0  first: 0 (T0) -> 1 (T1)"
+        );
+        assert_eq!(
+            lines[2],
+            "  1  read-write   2 -> 1  V0  first: 1 (T1) -> 2 (T0)"
+        );
+        assert_eq!(
+            lines[3],
+            "  1  write-write  3 -> 4  V1  first: 4 (T1) -> 5 (T0)"
+        );
+        assert_eq!(
+            lines[4],
+            "hbp: 3 racy events at 2 locations in 6 events of x.std"
+        );
+        assert_eq!(lines[5], "  2  2  r(V0)  first: 1 (T1)");
+        assert_eq!(lines[7], "  note: complete");
+        let empty = RaceReport::new("hb", ReportKind::RacyEvents);
+        assert_eq!(
+            to_text(&empty, "y", &t.names),
+            "hb: no races in 0 events of y\n"
+        );
+    }
+}
