@@ -62,6 +62,8 @@ pub struct HbEngine<C: Clock, A> {
     last_write: Vec<C>,
     /// Notes for the report (what ran).
     notes: Vec<String>,
+    /// Events seen (the last index + 1).
+    events: u64,
     pub(crate) acc: A,
 }
 
@@ -102,6 +104,7 @@ impl<C: Clock, A: Accesses<C>> HbEngine<C, A> {
             volatiles: Vec::new(),
             last_write: Vec::new(),
             notes: Vec::new(),
+            events: 0,
             acc,
         }
     }
@@ -140,6 +143,7 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
 
     #[inline]
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+        self.events = index + 1;
         let t = ev.thread.index();
         self.thread(t);
         match ev.op {
@@ -213,6 +217,7 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
     fn finish(&mut self, _names: &Names) -> RaceReport {
         let mut r = RaceReport::new(self.name, self.acc.report_kind());
         r.notes = self.notes.clone();
+        r.events = self.events;
         self.acc.finish(&mut r);
         r.extra
             .insert("threads".into(), (self.threads.len() as u64).into());
