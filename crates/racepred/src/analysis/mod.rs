@@ -217,6 +217,9 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
     let _ = opts;
     match kind {
         #[allow(unreachable_patterns)]
-        _ => Err(Error::invalid(format!("analysis `{}` is not available in this build yet", kind.name()))),
+        _ => Err(Error::invalid(format!(
+            "analysis `{}` is not available in this build yet",
+            kind.name()
+        ))),
     }
 }
