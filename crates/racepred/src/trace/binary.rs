@@ -320,30 +320,45 @@ impl<R: BufRead> BinaryReader<R> {
         self.span_next = 0;
         let (evs, rest) = self.raw.split_at(n * 16);
         let lim = self.limits;
+        // Per operation code (low 4 bits): the id limit of its target table and whether the
+        // target may be absent. Codes 14, 15 never pass the `w3 < 14` check.
+        let mut op_lim = [0u32; 16];
+        let mut op_opt = [false; 16];
+        let mut ops = [Op::Read; 16];
+        for op in Op::ALL {
+            op_lim[op as usize] = lim[op.target_kind() as usize];
+            op_opt[op as usize] = op.target_optional();
+            ops[op as usize] = op;
+        }
+        let tlim = lim[NameKind::Thread as usize];
+        let llim = lim[NameKind::Loc as usize];
+        // Branch-free check and decode; find the culprit only if something is wrong.
+        self.events.resize(n, Event::read(0, 0));
+        let mut invalid = false;
         let mut n_mbegin = 0usize;
-        for (i, c) in evs.chunks_exact(16).enumerate() {
-            let c: &[u8; 16] = c.try_into().expect("16 bytes");
+        for (dst, c) in self.events.iter_mut().zip(evs.chunks_exact(16)) {
             let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
             let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
-            let opb = c[12];
-            let ok = opb < Op::ALL.len() as u8
-                && c[13] == 0
-                && c[14] == 0
-                && c[15] == 0
-                && thread < lim[NameKind::Thread as usize]
-                && (loc == u32::MAX || loc < lim[NameKind::Loc as usize]);
-            if !ok {
-                return Err(self.bad_event(i, c));
-            }
-            let op = Op::ALL[opb as usize];
-            let tk = op.target_kind() as usize;
-            if !(target < lim[tk] || target == u32::MAX && op.target_optional()) {
-                return Err(self.bad_event(i, c));
-            }
-            n_mbegin += (op == Op::MethodBegin) as usize;
-            self.events
-                .push(Event::new(ThreadId(thread), op, target, LocId(loc)));
+            // Operation code and the three zero padding bytes in one word.
+            let w3 = u32::from_le_bytes([c[12], c[13], c[14], c[15]]);
+            let k = (w3 & 15) as usize;
+            invalid |= (w3 >= Op::ALL.len() as u32)
+                | (thread >= tlim)
+                | ((loc >= llim) & (loc != u32::MAX))
+                | !((target < op_lim[k]) | ((target == u32::MAX) & op_opt[k]));
+            n_mbegin += (w3 == Op::MethodBegin as u32) as usize;
+            *dst = Event::new(ThreadId(thread), ops[k], target, LocId(loc));
+        }
+        if invalid {
+            let (i, c) = evs
+                .chunks_exact(16)
+                .enumerate()
+                .find(|(_, c)| !self.event_ok(c))
+                .expect("a bad event exists");
+            let e = self.bad_event(i, c.try_into().expect("16 bytes"));
+            self.events.clear();
+            return Err(e);
         }
         let (seqs, addr) = rest.split_at(if has_seq { n * 8 } else { 0 });
         if has_seq {
@@ -398,6 +413,21 @@ impl<R: BufRead> BinaryReader<R> {
             }
         }
         Ok(())
+    }
+
+    /// The slow, obvious form of the checks in `decode_block`.
+    fn event_ok(&self, c: &[u8]) -> bool {
+        let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+        let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+        let Some(op) = Op::from_u8(c[12]) else {
+            return false;
+        };
+        c[13..16] == [0; 3]
+            && thread < self.limits[NameKind::Thread as usize]
+            && (loc == u32::MAX || loc < self.limits[NameKind::Loc as usize])
+            && (target < self.limits[op.target_kind() as usize]
+                || target == u32::MAX && op.target_optional())
     }
 
     #[cold]
