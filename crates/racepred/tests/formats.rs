@@ -151,10 +151,14 @@ fn name() -> impl Strategy<Value = String> {
         .prop_filter("no trailing space", |s| !s.ends_with(' '))
 }
 
+/// (thread, op, target, location, addresses, seq) as raw draws; `build` takes them modulo
+/// the table sizes.
+type RawEvent = (u8, u8, u8, Option<u8>, Vec<u8>, Option<u64>);
+
 #[derive(Clone, Debug)]
 struct Gen {
     names: Vec<Vec<String>>,
-    events: Vec<(u8, u8, u8, Option<u8>, Vec<u8>, Option<u64>)>,
+    events: Vec<RawEvent>,
     with_seq: bool,
 }
 

@@ -80,24 +80,30 @@ pub struct BinaryReader<R> {
     names: Names,
     /// Number of names per table (`NameKind as usize`), for id checks.
     limits: [u32; 7],
-    /// Decoded events of the current block and the next one to return.
-    events: Vec<Event>,
+    /// The current block, decoded, and the index of the next event to return.
+    block: Block,
     next: usize,
-    /// Global access numbers of the current block (empty if it has none).
-    seqs: Vec<u64>,
-    /// Address sets of the current block's mbegins: `(event index, start, len)` into `addrs`.
-    spans: Vec<(u32, u32, u32)>,
     span_next: usize,
     cur_span: Option<(u32, u32)>,
-    addrs: Vec<AddrId>,
-    /// Raw bytes of the current block payload (reused).
+    /// Payload of a block that straddles the input buffer (reused).
     raw: Vec<u8>,
     /// Byte offset of the next unread byte, and of the current block's first event.
     offset: u64,
     block_start: u64,
-    /// Events returned so far (also the index of the next event).
-    total: u64,
+    /// Events in the blocks before the current one.
+    base: u64,
     done: bool,
+}
+
+/// One decoded event block.
+#[derive(Default)]
+struct Block {
+    events: Vec<Event>,
+    /// Global access numbers (empty if the block has none).
+    seqs: Vec<u64>,
+    /// Address sets of the mbegins: `(event index, start, len)` into `addrs`.
+    spans: Vec<(u32, u32, u32)>,
+    addrs: Vec<AddrId>,
 }
 
 impl<R: Read> BinaryReader<std::io::BufReader<R>> {
@@ -109,20 +115,20 @@ impl<R: Read> BinaryReader<std::io::BufReader<R>> {
     }
 }
 
-fn truncated(at: u64, what: &str) -> Error {
-    Error::new(ErrorKind::Truncated(format!("input ends inside {what}"))).at(Position {
+fn at_byte(byte: u64) -> Position {
+    Position {
         line: 0,
-        byte: at,
+        byte,
         event: None,
-    })
+    }
+}
+
+fn truncated(at: u64, what: &str) -> Error {
+    Error::new(ErrorKind::Truncated(format!("input ends inside {what}"))).at(at_byte(at))
 }
 
 fn bad(at: u64, msg: String) -> Error {
-    Error::new(ErrorKind::BadHeader(msg)).at(Position {
-        line: 0,
-        byte: at,
-        event: None,
-    })
+    Error::new(ErrorKind::BadHeader(msg)).at(at_byte(at))
 }
 
 impl<R: BufRead> BinaryReader<R> {
@@ -160,24 +166,40 @@ impl<R: BufRead> BinaryReader<R> {
             rdr,
             names: Names::new(),
             limits: [0; 7],
-            events: Vec::new(),
+            block: Block::default(),
             next: 0,
-            seqs: Vec::new(),
-            spans: Vec::new(),
             span_next: 0,
             cur_span: None,
-            addrs: Vec::new(),
             raw: Vec::new(),
             offset: HEADER_LEN,
             block_start: HEADER_LEN,
-            total: 0,
+            base: 0,
             done: false,
         })
     }
 
-    /// Reads records until an event block or the end record.
+    /// Moves past the current block and returns the first event of the next one.
     #[cold]
     #[inline(never)]
+    fn next_block(&mut self) -> Result<Option<Event>> {
+        self.base += self.block.events.len() as u64;
+        self.block.events.clear();
+        self.next = 0;
+        self.span_next = 0;
+        if self.done {
+            return Ok(None);
+        }
+        match self.load_block() {
+            Ok(true) => self.next_event(),
+            Ok(false) => Ok(None),
+            Err(e) => {
+                self.block.events.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads records until a non-empty event block (`true`) or the end record (`false`).
     fn load_block(&mut self) -> Result<bool> {
         loop {
             let at = self.offset;
@@ -189,7 +211,7 @@ impl<R: BufRead> BinaryReader<R> {
                 TAG_NAME => self.read_name(at)?,
                 TAG_BLOCK => {
                     self.read_block(at)?;
-                    if !self.events.is_empty() {
+                    if !self.block.events.is_empty() {
                         return Ok(true);
                     }
                 }
@@ -202,12 +224,12 @@ impl<R: BufRead> BinaryReader<R> {
                         return Err(bad(at, "end record: reserved bytes not zero".into()));
                     }
                     let n = u64::from_le_bytes(rest[7..15].try_into().expect("8 bytes"));
-                    if n != self.total {
+                    if n != self.base {
                         return Err(bad(
                             at,
                             format!(
                                 "end record counts {n} events but the file holds {}",
-                                self.total
+                                self.base
                             ),
                         ));
                     }
@@ -239,13 +261,7 @@ impl<R: BufRead> BinaryReader<R> {
         };
         let len = u32::from_le_bytes(h[1..5].try_into().expect("4 bytes"));
         if len == 0 {
-            return Err(
-                Error::new(ErrorKind::EmptyName(kind_what(kind))).at(Position {
-                    line: 0,
-                    byte: at,
-                    event: None,
-                }),
-            );
+            return Err(Error::new(ErrorKind::EmptyName(kind_what(kind))).at(at_byte(at)));
         }
         if len > MAX_NAME_LEN {
             return Err(bad(at, format!("name record: length {len} too large")));
@@ -253,11 +269,7 @@ impl<R: BufRead> BinaryReader<R> {
         read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
             .map_err(|e| e.unwrap_or_else(|| truncated(at, "a name record")))?;
         if std::str::from_utf8(&self.raw).is_err() {
-            return Err(Error::new(ErrorKind::NonUtf8).at(Position {
-                line: 0,
-                byte: at + 6,
-                event: None,
-            }));
+            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 6)));
         }
         let table = self.names.table_mut(kind);
         let before = table.len();
@@ -294,169 +306,214 @@ impl<R: BufRead> BinaryReader<R> {
                 format!("event block: {count} events (at most {MAX_BLOCK_EVENTS})"),
             ));
         }
-        let has_seq = bflags & BLOCK_HAS_SEQ != 0;
-        let n = count as usize;
-        let ev_bytes = n * 16;
-        let seq_bytes = if has_seq { n * 8 } else { 0 };
-        let len = ev_bytes as u64 + seq_bytes as u64 + addr_words as u64 * 4;
-        if len > (MAX_BLOCK_EVENTS as u64) * 24 + (1 << 32) {
-            return Err(bad(at, "event block too large".into()));
-        }
+        let shape = Shape {
+            n: count as usize,
+            has_seq: bflags & BLOCK_HAS_SEQ != 0,
+            addr_words: addr_words as usize,
+        };
+        let len = shape.len();
         let payload = at + 12;
-        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
-            .map_err(|e| e.unwrap_or_else(|| truncated(at, "an event block")))?;
         self.block_start = payload;
-        self.offset = payload + len;
-        self.decode_block(n, has_seq, addr_words as usize)
-    }
-
-    /// Decodes and checks the payload in `raw`.
-    fn decode_block(&mut self, n: usize, has_seq: bool, addr_words: usize) -> Result<()> {
-        self.events.clear();
-        self.seqs.clear();
-        self.spans.clear();
-        self.addrs.clear();
-        self.next = 0;
-        self.span_next = 0;
-        let (evs, rest) = self.raw.split_at(n * 16);
-        let lim = self.limits;
-        // Per operation code (low 4 bits): the id limit of its target table and whether the
-        // target may be absent. Codes 14, 15 never pass the `w3 < 14` check.
-        let mut op_lim = [0u32; 16];
-        let mut op_opt = [false; 16];
-        let mut ops = [Op::Read; 16];
-        for op in Op::ALL {
-            op_lim[op as usize] = lim[op.target_kind() as usize];
-            op_opt[op as usize] = op.target_optional();
-            ops[op as usize] = op;
-        }
-        let tlim = lim[NameKind::Thread as usize];
-        let llim = lim[NameKind::Loc as usize];
-        // Branch-free check and decode; find the culprit only if something is wrong.
-        self.events.resize(n, Event::read(0, 0));
-        let mut invalid = false;
-        let mut n_mbegin = 0usize;
-        for (dst, c) in self.events.iter_mut().zip(evs.chunks_exact(16)) {
-            let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
-            let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
-            // Operation code and the three zero padding bytes in one word.
-            let w3 = u32::from_le_bytes([c[12], c[13], c[14], c[15]]);
-            let k = (w3 & 15) as usize;
-            invalid |= (w3 >= Op::ALL.len() as u32)
-                | (thread >= tlim)
-                | ((loc >= llim) & (loc != u32::MAX))
-                | !((target < op_lim[k]) | ((target == u32::MAX) & op_opt[k]));
-            n_mbegin += (w3 == Op::MethodBegin as u32) as usize;
-            *dst = Event::new(ThreadId(thread), ops[k], target, LocId(loc));
-        }
-        if invalid {
-            let (i, c) = evs
-                .chunks_exact(16)
-                .enumerate()
-                .find(|(_, c)| !self.event_ok(c))
-                .expect("a bad event exists");
-            let e = self.bad_event(i, c.try_into().expect("16 bytes"));
-            self.events.clear();
-            return Err(e);
-        }
-        let (seqs, addr) = rest.split_at(if has_seq { n * 8 } else { 0 });
-        if has_seq {
-            self.seqs.extend(
-                seqs.chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        self.offset = payload + len as u64;
+        // Decode straight out of the input buffer when the block is inside it (no copy);
+        // otherwise collect the payload first.
+        let avail = self
+            .rdr
+            .fill_buf()
+            .map_err(|e| Error::from(e).at(at_byte(payload)))?;
+        if avail.len() >= len {
+            let r = decode_block(
+                &avail[..len],
+                shape,
+                &self.limits,
+                payload,
+                self.base,
+                &mut self.block,
             );
+            self.rdr.consume(len);
+            return r;
         }
-        debug_assert_eq!(addr.len(), addr_words * 4);
-        if n_mbegin > 0 || addr_words > 0 {
-            let words = addr
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")));
-            let mut words = words.enumerate();
-            let addr_lim = lim[NameKind::Addr as usize];
-            let addr_at = self.block_start + (n * 16) as u64 + (seqs.len() as u64);
-            for (i, ev) in self.events.iter().enumerate() {
-                if ev.op != Op::MethodBegin {
-                    continue;
-                }
-                let Some((_, len)) = words.next() else {
-                    return Err(bad(
-                        addr_at,
-                        "event block: address data ends before the last mbegin's set".into(),
-                    ));
-                };
-                let start = self.addrs.len() as u32;
-                for _ in 0..len {
-                    match words.next() {
-                        Some((_, a)) if a < addr_lim => self.addrs.push(AddrId(a)),
-                        Some((k, a)) => {
-                            return Err(bad(
-                                addr_at + 4 * k as u64,
-                                format!("event block: address id {a} is not defined"),
-                            ))
-                        }
-                        None => {
-                            return Err(bad(
-                                addr_at,
-                                "event block: address data ends inside an address set".into(),
-                            ))
-                        }
-                    }
-                }
-                self.spans.push((i as u32, start, len));
+        read_exact_growing(&mut self.rdr, &mut self.raw, len)
+            .map_err(|e| e.unwrap_or_else(|| truncated(at, "an event block")))?;
+        decode_block(
+            &self.raw,
+            shape,
+            &self.limits,
+            payload,
+            self.base,
+            &mut self.block,
+        )
+    }
+}
+
+/// The layout of a block payload.
+#[derive(Clone, Copy)]
+struct Shape {
+    n: usize,
+    has_seq: bool,
+    addr_words: usize,
+}
+
+impl Shape {
+    fn len(self) -> usize {
+        self.n * 16 + if self.has_seq { self.n * 8 } else { 0 } + self.addr_words * 4
+    }
+}
+
+/// Decodes and checks a block payload (`raw.len() == shape.len()`). `start` is the byte
+/// offset of the payload and `base` the index of its first event, for error positions.
+fn decode_block(
+    raw: &[u8],
+    shape: Shape,
+    lim: &[u32; 7],
+    start: u64,
+    base: u64,
+    out: &mut Block,
+) -> Result<()> {
+    let Shape {
+        n,
+        has_seq,
+        addr_words,
+    } = shape;
+    out.events.clear();
+    out.seqs.clear();
+    out.spans.clear();
+    out.addrs.clear();
+    let (evs, rest) = raw.split_at(n * 16);
+    // Per operation code (low 4 bits): the id limit of its target table and whether the
+    // target may be absent. Codes 14, 15 never pass the `w3 < 14` check.
+    let mut op_lim = [0u32; 16];
+    let mut op_opt = [false; 16];
+    let mut ops = [Op::Read; 16];
+    for op in Op::ALL {
+        op_lim[op as usize] = lim[op.target_kind() as usize];
+        op_opt[op as usize] = op.target_optional();
+        ops[op as usize] = op;
+    }
+    let tlim = lim[NameKind::Thread as usize];
+    let llim = lim[NameKind::Loc as usize];
+    // Branch-free check and decode; find the culprit only if something is wrong.
+    out.events.resize(n, Event::read(0, 0));
+    let mut invalid = false;
+    let mut n_mbegin = 0usize;
+    for (dst, c) in out.events.iter_mut().zip(evs.chunks_exact(16)) {
+        let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+        let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+        // Operation code and the three zero padding bytes in one word.
+        let w3 = u32::from_le_bytes([c[12], c[13], c[14], c[15]]);
+        let k = (w3 & 15) as usize;
+        invalid |= (w3 >= Op::ALL.len() as u32)
+            | (thread >= tlim)
+            | ((loc >= llim) & (loc != u32::MAX))
+            | !((target < op_lim[k]) | ((target == u32::MAX) & op_opt[k]));
+        n_mbegin += (w3 == Op::MethodBegin as u32) as usize;
+        *dst = Event::new(ThreadId(thread), ops[k], target, LocId(loc));
+    }
+    if invalid {
+        out.events.clear();
+        let (i, c) = evs
+            .chunks_exact(16)
+            .enumerate()
+            .find(|(_, c)| !event_ok(c, lim))
+            .expect("a bad event exists");
+        return Err(bad_event(c, lim).at(Position {
+            line: 0,
+            byte: start + 16 * i as u64,
+            event: Some(base + i as u64),
+        }));
+    }
+    let (seqs, addr) = rest.split_at(if has_seq { n * 8 } else { 0 });
+    if has_seq {
+        out.seqs.extend(
+            seqs.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        );
+    }
+    debug_assert_eq!(addr.len(), addr_words * 4);
+    if n_mbegin > 0 || addr_words > 0 {
+        let mut words = addr
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .enumerate();
+        let addr_lim = lim[NameKind::Addr as usize];
+        let addr_at = start + (n * 16) as u64 + (seqs.len() as u64);
+        for (i, ev) in out.events.iter().enumerate() {
+            if ev.op != Op::MethodBegin {
+                continue;
             }
-            if words.next().is_some() {
+            let Some((_, len)) = words.next() else {
                 return Err(bad(
                     addr_at,
-                    "event block: address data longer than its mbegins' sets".into(),
+                    "event block: address data ends before the last mbegin's set".into(),
                 ));
+            };
+            let first = out.addrs.len() as u32;
+            for _ in 0..len {
+                match words.next() {
+                    Some((_, a)) if a < addr_lim => out.addrs.push(AddrId(a)),
+                    Some((k, a)) => {
+                        return Err(bad(
+                            addr_at + 4 * k as u64,
+                            format!("event block: address id {a} is not defined"),
+                        ))
+                    }
+                    None => {
+                        return Err(bad(
+                            addr_at,
+                            "event block: address data ends inside an address set".into(),
+                        ))
+                    }
+                }
             }
+            out.spans.push((i as u32, first, len));
         }
-        Ok(())
+        if words.next().is_some() {
+            return Err(bad(
+                addr_at,
+                "event block: address data longer than its mbegins' sets".into(),
+            ));
+        }
     }
+    Ok(())
+}
 
-    /// The slow, obvious form of the checks in `decode_block`.
-    fn event_ok(&self, c: &[u8]) -> bool {
-        let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
-        let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
-        let Some(op) = Op::from_u8(c[12]) else {
-            return false;
-        };
-        c[13..16] == [0; 3]
-            && thread < self.limits[NameKind::Thread as usize]
-            && (loc == u32::MAX || loc < self.limits[NameKind::Loc as usize])
-            && (target < self.limits[op.target_kind() as usize]
-                || target == u32::MAX && op.target_optional())
-    }
+/// The slow, obvious form of the checks in `decode_block`.
+fn event_ok(c: &[u8], lim: &[u32; 7]) -> bool {
+    let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+    let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+    let Some(op) = Op::from_u8(c[12]) else {
+        return false;
+    };
+    c[13..16] == [0; 3]
+        && thread < lim[NameKind::Thread as usize]
+        && (loc == u32::MAX || loc < lim[NameKind::Loc as usize])
+        && (target < lim[op.target_kind() as usize] || target == u32::MAX && op.target_optional())
+}
 
-    #[cold]
-    #[inline(never)]
-    fn bad_event(&self, i: usize, c: &[u8; 16]) -> Error {
-        let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
-        let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
-        let msg = match Op::from_u8(c[12]) {
-            None => format!("unknown operation code {}", c[12]),
-            Some(_) if c[13..16] != [0; 3] => "event padding bytes not zero".to_string(),
-            Some(_) if thread >= self.limits[NameKind::Thread as usize] => {
-                format!("thread id {thread} is not defined by a name record")
-            }
-            Some(_) if loc != u32::MAX && loc >= self.limits[NameKind::Loc as usize] => {
-                format!("location id {loc} is not defined by a name record")
-            }
-            Some(op) if target == u32::MAX => format!("operation `{op}` needs a target"),
-            Some(op) => format!(
-                "{} id {target} of `{op}` is not defined by a name record",
-                kind_what(op.target_kind())
-            ),
-        };
-        Error::syntax(msg).at(Position {
-            line: 0,
-            byte: self.block_start + 16 * i as u64,
-            event: Some(self.total + i as u64),
-        })
-    }
+#[cold]
+#[inline(never)]
+fn bad_event(c: &[u8], lim: &[u32; 7]) -> Error {
+    let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+    let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+    let msg = match Op::from_u8(c[12]) {
+        None => format!("unknown operation code {}", c[12]),
+        Some(_) if c[13..16] != [0; 3] => "event padding bytes not zero".to_string(),
+        Some(_) if thread >= lim[NameKind::Thread as usize] => {
+            format!("thread id {thread} is not defined by a name record")
+        }
+        Some(_) if loc != u32::MAX && loc >= lim[NameKind::Loc as usize] => {
+            format!("location id {loc} is not defined by a name record")
+        }
+        Some(op) if target == u32::MAX => format!("operation `{op}` needs a target"),
+        Some(op) => format!(
+            "{} id {target} of `{op}` is not defined by a name record",
+            kind_what(op.target_kind())
+        ),
+    };
+    Error::syntax(msg)
 }
 
 pub(crate) fn kind_what(kind: NameKind) -> &'static str {
@@ -479,13 +536,7 @@ fn read_full<R: Read>(rdr: &mut R, buf: &mut [u8], at: u64) -> Result<usize> {
             Ok(0) => break,
             Ok(k) => got += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return Err(Error::from(e).at(Position {
-                    line: 0,
-                    byte: at + got as u64,
-                    event: None,
-                }))
-            }
+            Err(e) => return Err(Error::from(e).at(at_byte(at + got as u64))),
         }
     }
     Ok(got)
@@ -514,19 +565,15 @@ fn read_exact_growing<R: Read>(
 impl<R: BufRead> EventSource for BinaryReader<R> {
     #[inline]
     fn next_event(&mut self) -> Result<Option<Event>> {
-        if self.next >= self.events.len() {
-            if self.done || !self.load_block()? {
-                return Ok(None);
-            }
-        }
         let i = self.next;
-        let ev = self.events[i];
-        self.next = i + 1;
-        self.total += 1;
-        if ev.op == Op::MethodBegin {
-            self.set_span(i);
+        if let Some(&ev) = self.block.events.get(i) {
+            self.next = i + 1;
+            if ev.op == Op::MethodBegin {
+                self.set_span(i);
+            }
+            return Ok(Some(ev));
         }
-        Ok(Some(ev))
+        self.next_block()
     }
 
     fn names(&self) -> &Names {
@@ -534,17 +581,23 @@ impl<R: BufRead> EventSource for BinaryReader<R> {
     }
 
     fn position(&self) -> Position {
+        let returned = self.base + self.next as u64;
         Position {
             line: 0,
             byte: self.block_start + 16 * (self.next.saturating_sub(1)) as u64,
-            event: self.total.checked_sub(1),
+            event: returned.checked_sub(1),
         }
     }
 
     fn addresses(&self) -> &[AddrId] {
         match (self.next.checked_sub(1), self.cur_span) {
-            (Some(i), Some((start, len))) if self.events[i].op == Op::MethodBegin => {
-                &self.addrs[start as usize..(start + len) as usize]
+            (Some(i), Some((start, len)))
+                if self.block.events.get(i).map(|e| e.op) == Some(Op::MethodBegin) =>
+            {
+                self.block
+                    .addrs
+                    .get(start as usize..(start + len) as usize)
+                    .unwrap_or(&[])
             }
             _ => &[],
         }
@@ -552,7 +605,7 @@ impl<R: BufRead> EventSource for BinaryReader<R> {
 
     fn seq(&self) -> Option<u64> {
         let i = self.next.checked_sub(1)?;
-        self.seqs.get(i).copied().filter(|&s| s != NO_SEQ)
+        self.block.seqs.get(i).copied().filter(|&s| s != NO_SEQ)
     }
 
     fn bytes_read(&self) -> u64 {
@@ -565,7 +618,7 @@ impl<R> BinaryReader<R> {
     fn set_span(&mut self, i: usize) {
         // Spans are in event order; the decoder made one per mbegin.
         self.cur_span = None;
-        if let Some(&(idx, start, len)) = self.spans.get(self.span_next) {
+        if let Some(&(idx, start, len)) = self.block.spans.get(self.span_next) {
             if idx as usize == i {
                 self.cur_span = Some((start, len));
                 self.span_next += 1;
