@@ -273,3 +273,47 @@ impl EventSource for WithPath {
         self.inner.bytes_read()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_each_format() {
+        assert_eq!(sniff(b"T0|w(V)|1\n"), Some(Format::Std));
+        assert_eq!(sniff(b"# c\n\nT0|begin|1\n"), Some(Format::Std));
+        assert_eq!(sniff(b"1:24,LK,633,nil,2773\n"), Some(Format::GoLog));
+        assert_eq!(sniff(b"T0,T1\n,w(x)\n"), Some(Format::Csv));
+        assert_eq!(sniff(b"r(x)\n"), Some(Format::Csv));
+        assert_eq!(sniff(b"[RR: hi]\n@    Acquire(2,@03)\n"), Some(Format::Rr));
+        assert_eq!(sniff(b"RACEPRED\x01\0"), Some(Format::Binary));
+        assert_eq!(sniff(b"RACE"), Some(Format::Binary));
+        // Nothing but blanks and comments: an empty STD trace.
+        assert_eq!(sniff(b""), Some(Format::Std));
+        assert_eq!(sniff(b"# nothing\n\n"), Some(Format::Std));
+        assert_eq!(sniff(b"hello world\n"), None);
+    }
+
+    #[test]
+    fn format_from_path_looks_through_compression() {
+        for (p, f) in [
+            ("a.std", Some(Format::Std)),
+            ("a.std.gz", Some(Format::Std)),
+            ("a.rr.xz", Some(Format::Rr)),
+            ("a.csv.zst", Some(Format::Csv)),
+            ("a.golog", Some(Format::GoLog)),
+            ("a.rpb.gz", Some(Format::Binary)),
+            ("a.gz", None),
+            ("std", None),
+            ("a.data", None),
+        ] {
+            assert_eq!(Format::from_path(Path::new(p)), f, "{p}");
+        }
+    }
+
+    #[test]
+    fn empty_input_is_an_empty_trace() {
+        let mut s = open_reader(std::io::empty(), None).unwrap();
+        assert!(s.next_event().unwrap().is_none());
+    }
+}

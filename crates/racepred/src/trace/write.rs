@@ -22,7 +22,7 @@ use std::path::Path;
 use super::binary::BinaryWriter;
 use super::open::Format;
 use super::{AddrId, Event, EventSource, NameKind, Names, Op};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// A sink for events.
 pub trait TraceWriter {
@@ -51,7 +51,11 @@ pub fn copy(src: &mut dyn EventSource, dst: &mut dyn TraceWriter) -> Result<u64>
             &[]
         };
         dst.write_event(&ev, src.names(), addrs, src.seq())
-            .map_err(|e| e.at(src.position()))?;
+            .map_err(|e| match e.kind() {
+                // A name the output cannot hold: say which input event has it.
+                ErrorKind::Invalid(_) => e.at(src.position()),
+                _ => e,
+            })?;
         n += 1;
     }
     Ok(n)
