@@ -16,7 +16,10 @@ fn check(data: &[u8]) {
     };
     for (i, ev) in t.events.iter().enumerate() {
         assert!((ev.thread.0 as usize) < t.names.threads.len());
-        assert!(ev.target == u32::MAX || (ev.target as usize) < t.names.table(ev.op.target_kind()).len());
+        assert!(
+            ev.target == u32::MAX
+                || (ev.target as usize) < t.names.table(ev.op.target_kind()).len()
+        );
         assert!(ev.loc.is_none() || (ev.loc.0 as usize) < t.names.locs.len());
         for a in t.addresses(i) {
             assert!((a.0 as usize) < t.names.addrs.len());
@@ -25,7 +28,8 @@ fn check(data: &[u8]) {
     let mut w = BinaryWriter::new(Vec::new());
     let mut src = t.source();
     while let Some(ev) = src.next_event().unwrap() {
-        w.write_event(&ev, src.names(), src.addresses(), src.seq()).unwrap();
+        w.write_event(&ev, src.names(), src.addresses(), src.seq())
+            .unwrap();
     }
     let bytes = w.finish().unwrap();
     let u = Trace::read_from(&mut BinaryReader::from_buf_read(&bytes[..]).unwrap()).unwrap();

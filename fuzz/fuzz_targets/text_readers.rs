@@ -13,7 +13,9 @@ fn drain(src: &mut dyn EventSource) {
     while let Ok(Some(ev)) = src.next_event() {
         let names = src.names();
         assert!((ev.thread.0 as usize) < names.threads.len());
-        assert!(ev.target == u32::MAX || (ev.target as usize) < names.table(ev.op.target_kind()).len());
+        assert!(
+            ev.target == u32::MAX || (ev.target as usize) < names.table(ev.op.target_kind()).len()
+        );
         assert!(ev.loc.is_none() || (ev.loc.0 as usize) < names.locs.len());
         for a in src.addresses() {
             assert!((a.0 as usize) < names.addrs.len());

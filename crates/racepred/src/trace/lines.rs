@@ -29,6 +29,9 @@ pub struct LineReader<R> {
 /// Buffer size for text readers (large reads matter for decompressed streams).
 pub const READ_BUF: usize = 1 << 20;
 
+/// First size of a [`LineReader`]'s buffer.
+const START_BUF: usize = 1 << 14;
+
 impl<R: Read> LineReader<std::io::BufReader<R>> {
     pub fn new(rdr: R) -> Self {
         LineReader::from_buf_read(std::io::BufReader::with_capacity(READ_BUF, rdr))
@@ -89,8 +92,11 @@ impl<R: BufRead> LineReader<R> {
     #[cold]
     #[inline(never)]
     fn fill(&mut self) -> Result<()> {
-        if self.buf.is_empty() {
-            self.buf = vec![0; READ_BUF];
+        // Start small (small inputs, many readers in tests) and double on every refill up
+        // to READ_BUF; beyond that only a line longer than the buffer grows it.
+        if self.buf.len() < READ_BUF {
+            let n = (self.buf.len() * 2).clamp(START_BUF, READ_BUF);
+            self.buf.resize(n, 0);
         }
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
