@@ -6,11 +6,19 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use racepred::analysis::{self, AnalysisKind, AnalysisOptions, ClockKind, Validation};
+use racepred::gen::{GenConfig, Generator};
+use racepred::oracle::{OracleConfig, OracleNotion};
+use racepred::report::{self, RaceReport};
 use racepred::trace::stats::StatsCounter;
-use racepred::trace::validate::Validator;
-use racepred::trace::{self, EventSource, Format};
+use racepred::trace::validate::{validate_trace, Validator};
+use racepred::trace::{self, EventSource, Format, Op, Trace};
 
-use crate::args::{Cli, Command, FormatArg, Input, Output, StatsArgs, ValidateArgs};
+use crate::args::{
+    AnalyzeArgs, ClockArg, ConvertArgs, GenerateArgs, Input, OracleArgs, Output, StatsArgs,
+    ValidateArgs,
+};
+use crate::args::{Cli, Command, FormatArg};
 use crate::progress::Progress;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -164,18 +172,263 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
     })
 }
 
-fn analyze(_a: crate::args::AnalyzeArgs) -> Result<ExitCode> {
-    anyhow::bail!("analyze: not wired yet")
+fn output_format(path: &Path, to: Option<FormatArg>) -> Result<Format> {
+    let f = match to {
+        Some(f) => format_of(f),
+        None => Format::from_path(path).with_context(|| {
+            format!("cannot tell the output format from `{}`; name it .std or .rpb (optionally .gz/.xz/.zst) or pass --to", path.display())
+        })?,
+    };
+    Ok(f)
 }
 
-fn convert(_a: crate::args::ConvertArgs) -> Result<ExitCode> {
-    anyhow::bail!("convert: not wired yet")
+/// Copies `src` into `dst`, validating as it goes; returns the event count.
+fn copy_validated(
+    src: &mut dyn EventSource,
+    dst: &mut dyn trace::write::TraceWriter,
+    lenient: bool,
+) -> Result<u64> {
+    let mut validator = Validator::new();
+    let mut progress = Progress::new();
+    let mut n = 0u64;
+    let mut warnings = 0u64;
+    while let Some(ev) = src.next_event()? {
+        if let Some(v) = validator.check(&ev, src.position().line, src.names()) {
+            if !lenient {
+                return Err(v.to_error().into());
+            }
+            warnings += 1;
+            if warnings <= 10 {
+                eprintln!("racepred: warning: {}", v.to_error());
+            }
+        }
+        let addrs = if ev.op == Op::MethodBegin {
+            src.addresses()
+        } else {
+            &[]
+        };
+        dst.write_event(&ev, src.names(), addrs, src.seq())
+            .map_err(|e| e.at(src.position()))?;
+        n += 1;
+        if n & ((1 << 20) - 1) == 0 {
+            progress.update(n, src.bytes_read());
+        }
+    }
+    if warnings > 10 {
+        eprintln!(
+            "racepred: warning: {} more violation(s) not shown",
+            warnings - 10
+        );
+    }
+    Ok(n)
 }
 
-fn generate(_a: crate::args::GenerateArgs) -> Result<ExitCode> {
-    anyhow::bail!("generate: not wired yet")
+fn convert(a: ConvertArgs) -> Result<ExitCode> {
+    let to = output_format(&a.output, a.to)?;
+    let mut src = trace::open_with(&a.input, a.from.map(format_of))?;
+    let mut dst = trace::write::create(&a.output, to)?;
+    copy_validated(&mut *src, &mut *dst, a.lenient).map_err(|e| {
+        match e.downcast::<racepred::Error>() {
+            Ok(e) => anyhow::Error::from(e.in_file(&a.input)),
+            Err(e) => e,
+        }
+    })?;
+    dst.finish()?;
+    Ok(ExitCode::SUCCESS)
 }
 
-fn oracle(_a: crate::args::OracleArgs) -> Result<ExitCode> {
-    anyhow::bail!("oracle: not wired yet")
+fn generate(a: GenerateArgs) -> Result<ExitCode> {
+    for (name, v) in [
+        ("--sync", a.sync),
+        ("--reads", a.reads),
+        ("--volatile", a.volatile),
+    ] {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&v),
+            "{name} must be between 0 and 1, not {v}"
+        );
+    }
+    anyhow::ensure!(
+        a.sync + a.volatile <= 1.0,
+        "--sync plus --volatile must be at most 1"
+    );
+    anyhow::ensure!(a.threads >= 1, "--threads must be at least 1");
+    let to = output_format(&a.output, a.to)?;
+    let cfg = GenConfig {
+        events: a.events,
+        threads: a.threads,
+        vars: a.vars.max(1),
+        locks: a.locks,
+        sync: a.sync,
+        reads: a.reads,
+        volatile: a.volatile,
+        fork_join: !a.no_fork_join,
+        locs: a.locs.max(1),
+        seed: a.seed,
+        ..GenConfig::default()
+    };
+    let mut src = Generator::new(cfg);
+    let mut dst = trace::write::create(&a.output, to)?;
+    trace::write::copy(&mut src, &mut *dst)?;
+    dst.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
+    let mut src = open_input(input)?;
+    let trace = Trace::read_from(&mut *src)?;
+    if let Some(v) = validate_trace(&trace).first() {
+        let e = v.to_error().in_file(&input.trace);
+        if !lenient {
+            return Err(e.into());
+        }
+        eprintln!("racepred: warning: {e}");
+    }
+    Ok(trace)
+}
+
+fn oracle(a: OracleArgs) -> Result<ExitCode> {
+    let trace = read_whole(&a.input, false)?;
+    let cfg = OracleConfig {
+        max_events: a.max_events,
+        max_states: a.max_states,
+    };
+    let result = racepred::oracle::analyze(&trace, &cfg).map_err(|e| e.in_file(&a.input.trace))?;
+    let reports: Vec<RaceReport> = OracleNotion::ALL
+        .iter()
+        .map(|&n| result.report(&trace, n))
+        .collect();
+    write_reports(
+        &reports,
+        &a.input.trace,
+        &trace.names,
+        &a.output,
+        false,
+        false,
+    )?;
+    Ok(if result.predictable.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Prints reports as text, JSON (one object, or an array for several) or SARIF.
+fn write_reports(
+    reports: &[RaceReport],
+    trace_path: &Path,
+    names: &racepred::trace::Names,
+    output: &Output,
+    sarif: bool,
+    _all: bool,
+) -> Result<()> {
+    let path = trace_name(trace_path);
+    let mut out = open_output(output)?;
+    if sarif {
+        serde_json::to_writer_pretty(&mut out, &report::sarif::to_sarif(reports, &path, names))?;
+        writeln!(out)?;
+    } else if output.json {
+        let values: Vec<serde_json::Value> = reports
+            .iter()
+            .map(|r| report::json::to_json(r, &path, names))
+            .collect();
+        if values.len() == 1 {
+            serde_json::to_writer_pretty(&mut out, &values[0])?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &values)?;
+        }
+        writeln!(out)?;
+    } else {
+        for (i, r) in reports.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            report::text::write_text(&mut out, r, &path, names)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&a.rate),
+        "--rate must be between 0 and 1, not {}",
+        a.rate
+    );
+    anyhow::ensure!(a.period > 0, "--period must be positive");
+    Ok(AnalysisOptions {
+        clock: match a.clock {
+            ClockArg::Vector => ClockKind::Vector,
+            ClockArg::Tree => ClockKind::Tree,
+        },
+        streaming: a.streaming,
+        history: a.history,
+        rate: a.rate,
+        period: a.period,
+        seed: a.seed,
+        ..AnalysisOptions::default()
+    })
+}
+
+fn analysis_kinds(names: &[String]) -> Result<Vec<AnalysisKind>> {
+    let mut kinds = Vec::new();
+    for n in names.iter().flat_map(|s| s.split(',')) {
+        let k = AnalysisKind::from_name(n.trim()).with_context(|| {
+            let all: Vec<&str> = AnalysisKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown analysis `{n}` (known: {})", all.join(", "))
+        })?;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    Ok(kinds)
+}
+
+fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+    let opts = analysis_options(&a)?;
+    let kinds = analysis_kinds(&a.analyses)?;
+    let mut analyses = kinds
+        .iter()
+        .map(|&k| analysis::create(k, &opts))
+        .collect::<racepred::Result<Vec<_>>>()?;
+    let mut src = open_input(&a.input)?;
+    let validation = if a.lenient {
+        Validation::Lenient
+    } else {
+        Validation::Strict
+    };
+    let mut progress = Progress::new();
+    let summary = analysis::run(&mut *src, &mut analyses, validation, |e, b| {
+        progress.update(e, b)
+    })
+    .map_err(|e| e.in_file(&a.input.trace))?;
+    progress.finish();
+    for v in summary.violations.iter().take(10) {
+        eprintln!(
+            "racepred: warning: {}",
+            v.to_error().in_file(&a.input.trace)
+        );
+    }
+    if summary.violations.len() > 10 {
+        eprintln!(
+            "racepred: warning: {} more violation(s) not shown",
+            summary.violations.len() - 10
+        );
+    }
+    let names = src.names();
+    let reports: Vec<RaceReport> = analyses
+        .iter_mut()
+        .map(|an| {
+            let mut r = an.finish(names);
+            r.events = summary.events;
+            r
+        })
+        .collect();
+    write_reports(&reports, &a.input.trace, names, &a.output, a.sarif, a.all)?;
+    Ok(if reports.iter().any(|r| r.has_races()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -6,11 +6,11 @@
 
 pub mod lockset;
 pub mod locksets;
+pub mod pacer;
+pub mod sshb;
 pub mod tsan_hybrid;
 pub mod w3po;
 pub mod wcp;
-pub mod sshb;
-pub mod pacer;
 
 pub mod fasttrack;
 pub mod hb;

@@ -1,35 +1,888 @@
-//! racepred's compact binary trace format (stub: filled in by the formats work).
+//! racepred's compact binary trace format (`.rpb`), version 1.
+//!
+//! Designed to be written in one streaming pass and read at memory speed with constant
+//! memory. All integers are little-endian.
+//!
+//! ```text
+//! file    = header record* end
+//! header  = "RACEPRED" version:u16 flags:u16 reserved:u32        (16 bytes; flags = 0)
+//! record  = name | block
+//! name    = 'N' kind:u8 len:u32 bytes[len]                       (UTF-8, non-empty)
+//! block   = 'E' bflags:u8 0:u16 count:u32 addr_words:u32          (12 bytes)
+//!           event[count]                                         (16 bytes each)
+//!           seq:u64[count]                   if bflags & 1
+//!           addr:u32[addr_words]             (mbegin address sets)
+//! event   = thread:u32 target:u32 loc:u32 op:u8 0:u8 0:u16
+//! end     = 'Z' 0:u8[7] events:u64                               (16 bytes)
+//! ```
+//!
+//! - Name records give the next id of table `kind` (the order of [`NameKind::ALL`]): ids are
+//!   dense in order of appearance, and a name record precedes the first event that uses it.
+//!   The writer appends a record when an event first mentions a name, so it never needs a
+//!   second pass.
+//! - `target` / `loc` = `u32::MAX` is "none" (`begin`/`end` without argument, an event
+//!   without location). `op` is the [`Op`] discriminant.
+//! - Side data of a block: with `bflags & 1` one global access number per event
+//!   (`u64::MAX` = the event has none); then for each `mbegin` of the block, in order, its
+//!   address set as `n:u32` followed by `n` address ids.
+//! - The end record holds the total number of events, so a file cut at a record boundary is
+//!   still reported as truncated.
+//!
+//! The reader checks everything (record tags, reserved bytes, operation codes, that every id
+//! refers to a name already defined, the event count) and reports problems as
+//! [`ErrorKind::Truncated`] / [`ErrorKind::BadHeader`] / [`ErrorKind::Syntax`] with the byte
+//! offset; it never panics. It decodes a whole block at a time into a reused `Vec<Event>`,
+//! so `next_event` is an index into a buffer. Memory is bounded by the largest block
+//! (at most [`MAX_BLOCK_EVENTS`] events plus its address sets) and the name tables.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read, Write};
 
-use super::{Event, EventSource, Names};
-use crate::error::{Error, Position, Result};
+use super::{AddrId, Event, EventSource, LocId, NameKind, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Position, Result};
 
 /// Magic bytes at the start of a binary trace.
 pub const MAGIC: &[u8] = b"RACEPRED";
 
+/// The format version this module writes and reads.
+pub const VERSION: u16 = 1;
+
+/// Events per block the writer emits.
+pub const BLOCK_EVENTS: usize = 4096;
+
+/// Largest block the reader accepts (bounds its memory).
+pub const MAX_BLOCK_EVENTS: u32 = 1 << 20;
+
+/// Largest name the reader accepts.
+pub const MAX_NAME_LEN: u32 = 1 << 24;
+
+const HEADER_LEN: u64 = 16;
+const TAG_NAME: u8 = b'N';
+const TAG_BLOCK: u8 = b'E';
+const TAG_END: u8 = b'Z';
+const BLOCK_HAS_SEQ: u8 = 1;
+const NO_SEQ: u64 = u64::MAX;
+
+fn kind_code(kind: NameKind) -> u8 {
+    kind as u8
+}
+
+fn kind_from_code(b: u8) -> Option<NameKind> {
+    NameKind::ALL.get(b as usize).copied()
+}
+
+// ---------------------------------------------------------------------------------------
+// Reader
+// ---------------------------------------------------------------------------------------
+
+/// Streaming reader of the binary format.
 pub struct BinaryReader<R> {
-    _rdr: R,
+    rdr: R,
     names: Names,
+    /// Number of names per table (`NameKind as usize`), for id checks.
+    limits: [u32; 7],
+    /// The current block, decoded, and the index of the next event to return.
+    block: Block,
+    next: usize,
+    span_next: usize,
+    cur_span: Option<(u32, u32)>,
+    /// Payload of a block that straddles the input buffer (reused).
+    raw: Vec<u8>,
+    /// Byte offset of the next unread byte, and of the current block's first event.
+    offset: u64,
+    block_start: u64,
+    /// Events in the blocks before the current one.
+    base: u64,
+    done: bool,
+}
+
+/// One decoded event block.
+#[derive(Default)]
+struct Block {
+    events: Vec<Event>,
+    /// Global access numbers (empty if the block has none).
+    seqs: Vec<u64>,
+    /// Address sets of the mbegins: `(event index, start, len)` into `addrs`.
+    spans: Vec<(u32, u32, u32)>,
+    addrs: Vec<AddrId>,
+}
+
+impl<R: Read> BinaryReader<std::io::BufReader<R>> {
+    pub fn new(rdr: R) -> Result<Self> {
+        BinaryReader::from_buf_read(std::io::BufReader::with_capacity(
+            super::lines::READ_BUF,
+            rdr,
+        ))
+    }
+}
+
+fn at_byte(byte: u64) -> Position {
+    Position {
+        line: 0,
+        byte,
+        event: None,
+    }
+}
+
+fn truncated(at: u64, what: &str) -> Error {
+    Error::new(ErrorKind::Truncated(format!("input ends inside {what}"))).at(at_byte(at))
+}
+
+fn bad(at: u64, msg: String) -> Error {
+    Error::new(ErrorKind::BadHeader(msg)).at(at_byte(at))
 }
 
 impl<R: BufRead> BinaryReader<R> {
-    pub fn from_buf_read(rdr: R) -> Result<Self> {
+    /// Reads and checks the header.
+    pub fn from_buf_read(mut rdr: R) -> Result<Self> {
+        let mut head = [0u8; HEADER_LEN as usize];
+        let got = read_full(&mut rdr, &mut head, 0)?;
+        if got < MAGIC.len() && head[..got] == MAGIC[..got] {
+            return Err(truncated(got as u64, "the header"));
+        }
+        if !head.starts_with(MAGIC) {
+            return Err(bad(
+                0,
+                "not a racepred binary trace (magic `RACEPRED` missing)".into(),
+            ));
+        }
+        if got < head.len() {
+            return Err(truncated(got as u64, "the header"));
+        }
+        let version = u16::from_le_bytes([head[8], head[9]]);
+        if version != VERSION {
+            return Err(bad(
+                8,
+                format!("unsupported version {version} (this racepred reads version {VERSION})"),
+            ));
+        }
+        let flags = u16::from_le_bytes([head[10], head[11]]);
+        if flags != 0 || head[12..16] != [0; 4] {
+            return Err(bad(
+                10,
+                format!("unknown header flags {flags:#x} / reserved bytes not zero"),
+            ));
+        }
         Ok(BinaryReader {
-            _rdr: rdr,
+            rdr,
             names: Names::new(),
+            limits: [0; 7],
+            block: Block::default(),
+            next: 0,
+            span_next: 0,
+            cur_span: None,
+            raw: Vec::new(),
+            offset: HEADER_LEN,
+            block_start: HEADER_LEN,
+            base: 0,
+            done: false,
         })
+    }
+
+    /// Moves past the current block and returns the first event of the next one.
+    #[cold]
+    #[inline(never)]
+    fn next_block(&mut self) -> Result<Option<Event>> {
+        self.base += self.block.events.len() as u64;
+        self.block.events.clear();
+        self.next = 0;
+        self.span_next = 0;
+        if self.done {
+            return Ok(None);
+        }
+        match self.load_block() {
+            Ok(true) => self.next_event(),
+            Ok(false) => Ok(None),
+            Err(e) => {
+                self.block.events.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads records until a non-empty event block (`true`) or the end record (`false`).
+    fn load_block(&mut self) -> Result<bool> {
+        loop {
+            let at = self.offset;
+            let mut tag = [0u8; 1];
+            if read_full(&mut self.rdr, &mut tag, at)? == 0 {
+                return Err(truncated(at, "the record list (no end record)"));
+            }
+            match tag[0] {
+                TAG_NAME => self.read_name(at)?,
+                TAG_BLOCK => {
+                    self.read_block(at)?;
+                    if !self.block.events.is_empty() {
+                        return Ok(true);
+                    }
+                }
+                TAG_END => {
+                    let mut rest = [0u8; 15];
+                    if read_full(&mut self.rdr, &mut rest, at + 1)? < rest.len() {
+                        return Err(truncated(at, "the end record"));
+                    }
+                    if rest[..7] != [0; 7] {
+                        return Err(bad(at, "end record: reserved bytes not zero".into()));
+                    }
+                    let n = u64::from_le_bytes(rest[7..15].try_into().expect("8 bytes"));
+                    if n != self.base {
+                        return Err(bad(
+                            at,
+                            format!(
+                                "end record counts {n} events but the file holds {}",
+                                self.base
+                            ),
+                        ));
+                    }
+                    let mut extra = [0u8; 1];
+                    if read_full(&mut self.rdr, &mut extra, at + 16)? != 0 {
+                        return Err(bad(at + 16, "data after the end record".into()));
+                    }
+                    self.offset = at + 16;
+                    self.done = true;
+                    return Ok(false);
+                }
+                t => {
+                    return Err(bad(
+                        at,
+                        format!("unknown record tag {t:#04x} (expected `N`, `E` or `Z`)"),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn read_name(&mut self, at: u64) -> Result<()> {
+        let mut h = [0u8; 5];
+        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
+            return Err(truncated(at, "a name record"));
+        }
+        let Some(kind) = kind_from_code(h[0]) else {
+            return Err(bad(at, format!("name record: unknown table {}", h[0])));
+        };
+        let len = u32::from_le_bytes(h[1..5].try_into().expect("4 bytes"));
+        if len == 0 {
+            return Err(Error::new(ErrorKind::EmptyName(kind_what(kind))).at(at_byte(at)));
+        }
+        if len > MAX_NAME_LEN {
+            return Err(bad(at, format!("name record: length {len} too large")));
+        }
+        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
+            .map_err(|e| e.unwrap_or_else(|| truncated(at, "a name record")))?;
+        if std::str::from_utf8(&self.raw).is_err() {
+            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 6)));
+        }
+        let table = self.names.table_mut(kind);
+        let before = table.len();
+        let id = table.intern(&self.raw);
+        if id as usize != before {
+            return Err(bad(
+                at,
+                format!(
+                    "name record: {} name `{}` defined twice",
+                    kind_what(kind),
+                    String::from_utf8_lossy(&self.raw)
+                ),
+            ));
+        }
+        self.limits[kind as usize] = table.len() as u32;
+        self.offset = at + 6 + len as u64;
+        Ok(())
+    }
+
+    fn read_block(&mut self, at: u64) -> Result<()> {
+        let mut h = [0u8; 11];
+        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
+            return Err(truncated(at, "an event block header"));
+        }
+        let bflags = h[0];
+        if bflags & !BLOCK_HAS_SEQ != 0 || h[1] != 0 || h[2] != 0 {
+            return Err(bad(at, format!("event block: unknown flags {bflags:#x}")));
+        }
+        let count = u32::from_le_bytes(h[3..7].try_into().expect("4 bytes"));
+        let addr_words = u32::from_le_bytes(h[7..11].try_into().expect("4 bytes"));
+        if count > MAX_BLOCK_EVENTS {
+            return Err(bad(
+                at,
+                format!("event block: {count} events (at most {MAX_BLOCK_EVENTS})"),
+            ));
+        }
+        let shape = Shape {
+            n: count as usize,
+            has_seq: bflags & BLOCK_HAS_SEQ != 0,
+            addr_words: addr_words as usize,
+        };
+        let len = shape.len();
+        let payload = at + 12;
+        self.block_start = payload;
+        self.offset = payload + len as u64;
+        // Decode straight out of the input buffer when the block is inside it (no copy);
+        // otherwise collect the payload first.
+        let avail = self
+            .rdr
+            .fill_buf()
+            .map_err(|e| Error::from(e).at(at_byte(payload)))?;
+        if avail.len() >= len {
+            let r = decode_block(
+                &avail[..len],
+                shape,
+                &self.limits,
+                payload,
+                self.base,
+                &mut self.block,
+            );
+            self.rdr.consume(len);
+            return r;
+        }
+        read_exact_growing(&mut self.rdr, &mut self.raw, len)
+            .map_err(|e| e.unwrap_or_else(|| truncated(at, "an event block")))?;
+        decode_block(
+            &self.raw,
+            shape,
+            &self.limits,
+            payload,
+            self.base,
+            &mut self.block,
+        )
+    }
+}
+
+/// The layout of a block payload.
+#[derive(Clone, Copy)]
+struct Shape {
+    n: usize,
+    has_seq: bool,
+    addr_words: usize,
+}
+
+impl Shape {
+    fn len(self) -> usize {
+        self.n * 16 + if self.has_seq { self.n * 8 } else { 0 } + self.addr_words * 4
+    }
+}
+
+/// Decodes and checks a block payload (`raw.len() == shape.len()`). `start` is the byte
+/// offset of the payload and `base` the index of its first event, for error positions.
+fn decode_block(
+    raw: &[u8],
+    shape: Shape,
+    lim: &[u32; 7],
+    start: u64,
+    base: u64,
+    out: &mut Block,
+) -> Result<()> {
+    let Shape {
+        n,
+        has_seq,
+        addr_words,
+    } = shape;
+    out.events.clear();
+    out.seqs.clear();
+    out.spans.clear();
+    out.addrs.clear();
+    let (evs, rest) = raw.split_at(n * 16);
+    // Per operation code (low 4 bits): the id limit of its target table and whether the
+    // target may be absent. Codes 14, 15 never pass the `w3 < 14` check.
+    let mut op_lim = [0u32; 16];
+    let mut op_opt = [false; 16];
+    let mut ops = [Op::Read; 16];
+    for op in Op::ALL {
+        op_lim[op as usize] = lim[op.target_kind() as usize];
+        op_opt[op as usize] = op.target_optional();
+        ops[op as usize] = op;
+    }
+    let tlim = lim[NameKind::Thread as usize];
+    let llim = lim[NameKind::Loc as usize];
+    // Branch-free check and decode; find the culprit only if something is wrong.
+    out.events.resize(n, Event::read(0, 0));
+    let mut invalid = false;
+    let mut n_mbegin = 0usize;
+    for (dst, c) in out.events.iter_mut().zip(evs.chunks_exact(16)) {
+        let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+        let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+        // Operation code and the three zero padding bytes in one word.
+        let w3 = u32::from_le_bytes([c[12], c[13], c[14], c[15]]);
+        let k = (w3 & 15) as usize;
+        invalid |= (w3 >= Op::ALL.len() as u32)
+            | (thread >= tlim)
+            | ((loc >= llim) & (loc != u32::MAX))
+            | !((target < op_lim[k]) | ((target == u32::MAX) & op_opt[k]));
+        n_mbegin += (w3 == Op::MethodBegin as u32) as usize;
+        *dst = Event::new(ThreadId(thread), ops[k], target, LocId(loc));
+    }
+    if invalid {
+        out.events.clear();
+        let (i, c) = evs
+            .chunks_exact(16)
+            .enumerate()
+            .find(|(_, c)| !event_ok(c, lim))
+            .expect("a bad event exists");
+        return Err(bad_event(c, lim).at(Position {
+            line: 0,
+            byte: start + 16 * i as u64,
+            event: Some(base + i as u64),
+        }));
+    }
+    let (seqs, addr) = rest.split_at(if has_seq { n * 8 } else { 0 });
+    if has_seq {
+        out.seqs.extend(
+            seqs.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        );
+    }
+    debug_assert_eq!(addr.len(), addr_words * 4);
+    if n_mbegin > 0 || addr_words > 0 {
+        let mut words = addr
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .enumerate();
+        let addr_lim = lim[NameKind::Addr as usize];
+        let addr_at = start + (n * 16) as u64 + (seqs.len() as u64);
+        for (i, ev) in out.events.iter().enumerate() {
+            if ev.op != Op::MethodBegin {
+                continue;
+            }
+            let Some((_, len)) = words.next() else {
+                return Err(bad(
+                    addr_at,
+                    "event block: address data ends before the last mbegin's set".into(),
+                ));
+            };
+            let first = out.addrs.len() as u32;
+            for _ in 0..len {
+                match words.next() {
+                    Some((_, a)) if a < addr_lim => out.addrs.push(AddrId(a)),
+                    Some((k, a)) => {
+                        return Err(bad(
+                            addr_at + 4 * k as u64,
+                            format!("event block: address id {a} is not defined"),
+                        ))
+                    }
+                    None => {
+                        return Err(bad(
+                            addr_at,
+                            "event block: address data ends inside an address set".into(),
+                        ))
+                    }
+                }
+            }
+            out.spans.push((i as u32, first, len));
+        }
+        if words.next().is_some() {
+            return Err(bad(
+                addr_at,
+                "event block: address data longer than its mbegins' sets".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The slow, obvious form of the checks in `decode_block`.
+fn event_ok(c: &[u8], lim: &[u32; 7]) -> bool {
+    let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+    let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+    let Some(op) = Op::from_u8(c[12]) else {
+        return false;
+    };
+    c[13..16] == [0; 3]
+        && thread < lim[NameKind::Thread as usize]
+        && (loc == u32::MAX || loc < lim[NameKind::Loc as usize])
+        && (target < lim[op.target_kind() as usize] || target == u32::MAX && op.target_optional())
+}
+
+#[cold]
+#[inline(never)]
+fn bad_event(c: &[u8], lim: &[u32; 7]) -> Error {
+    let thread = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let target = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+    let loc = u32::from_le_bytes([c[8], c[9], c[10], c[11]]);
+    let msg = match Op::from_u8(c[12]) {
+        None => format!("unknown operation code {}", c[12]),
+        Some(_) if c[13..16] != [0; 3] => "event padding bytes not zero".to_string(),
+        Some(_) if thread >= lim[NameKind::Thread as usize] => {
+            format!("thread id {thread} is not defined by a name record")
+        }
+        Some(_) if loc != u32::MAX && loc >= lim[NameKind::Loc as usize] => {
+            format!("location id {loc} is not defined by a name record")
+        }
+        Some(op) if target == u32::MAX => format!("operation `{op}` needs a target"),
+        Some(op) => format!(
+            "{} id {target} of `{op}` is not defined by a name record",
+            kind_what(op.target_kind())
+        ),
+    };
+    Error::syntax(msg)
+}
+
+pub(crate) fn kind_what(kind: NameKind) -> &'static str {
+    match kind {
+        NameKind::Thread => "thread",
+        NameKind::Var => "variable",
+        NameKind::Lock => "lock",
+        NameKind::Loc => "location",
+        NameKind::Cond => "condition",
+        NameKind::Method => "method",
+        NameKind::Addr => "address",
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full<R: Read>(rdr: &mut R, buf: &mut [u8], at: u64) -> Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match rdr.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::from(e).at(at_byte(at + got as u64))),
+        }
+    }
+    Ok(got)
+}
+
+/// Replaces `buf` by exactly `len` bytes of input. Grows with the data actually read, so a
+/// garbage length in a short file does not allocate the claimed size. `Err(None)` means the
+/// input ended early.
+fn read_exact_growing<R: Read>(
+    rdr: &mut R,
+    buf: &mut Vec<u8>,
+    len: usize,
+) -> Result<(), Option<Error>> {
+    buf.clear();
+    let got = rdr
+        .take(len as u64)
+        .read_to_end(buf)
+        .map_err(|e| Some(Error::from(e)))?;
+    if got < len {
+        Err(None)
+    } else {
+        Ok(())
     }
 }
 
 impl<R: BufRead> EventSource for BinaryReader<R> {
+    #[inline]
     fn next_event(&mut self) -> Result<Option<Event>> {
-        Err(Error::invalid("binary reader not implemented yet"))
+        let i = self.next;
+        if let Some(&ev) = self.block.events.get(i) {
+            self.next = i + 1;
+            if ev.op == Op::MethodBegin {
+                self.set_span(i);
+            }
+            return Ok(Some(ev));
+        }
+        self.next_block()
     }
+
     fn names(&self) -> &Names {
         &self.names
     }
+
     fn position(&self) -> Position {
-        Position::default()
+        let returned = self.base + self.next as u64;
+        Position {
+            line: 0,
+            byte: self.block_start + 16 * (self.next.saturating_sub(1)) as u64,
+            event: returned.checked_sub(1),
+        }
+    }
+
+    fn addresses(&self) -> &[AddrId] {
+        match (self.next.checked_sub(1), self.cur_span) {
+            (Some(i), Some((start, len)))
+                if self.block.events.get(i).map(|e| e.op) == Some(Op::MethodBegin) =>
+            {
+                self.block
+                    .addrs
+                    .get(start as usize..(start + len) as usize)
+                    .unwrap_or(&[])
+            }
+            _ => &[],
+        }
+    }
+
+    fn seq(&self) -> Option<u64> {
+        let i = self.next.checked_sub(1)?;
+        self.block.seqs.get(i).copied().filter(|&s| s != NO_SEQ)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.offset
+    }
+}
+
+impl<R> BinaryReader<R> {
+    #[cold]
+    fn set_span(&mut self, i: usize) {
+        // Spans are in event order; the decoder made one per mbegin.
+        self.cur_span = None;
+        if let Some(&(idx, start, len)) = self.block.spans.get(self.span_next) {
+            if idx as usize == i {
+                self.cur_span = Some((start, len));
+                self.span_next += 1;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------------------
+
+/// Streaming writer of the binary format. Ids are renumbered densely in order of first
+/// appearance (the order a reader of the written file interns them), so any source can be
+/// written in one pass. Call [`finish`](BinaryWriter::finish) to write the end record;
+/// without it the file reads as truncated.
+pub struct BinaryWriter<W: Write> {
+    out: W,
+    /// Per table: source id → written id (`u32::MAX` = not written yet).
+    map: [Vec<u32>; 7],
+    defined: [u32; 7],
+    block: Vec<u8>,
+    seqs: Vec<u64>,
+    any_seq: bool,
+    addr_words: Vec<u32>,
+    count: usize,
+    total: u64,
+    header_written: bool,
+}
+
+impl<W: Write> BinaryWriter<W> {
+    pub fn new(out: W) -> Self {
+        BinaryWriter {
+            out,
+            map: Default::default(),
+            defined: [0; 7],
+            block: Vec::with_capacity(BLOCK_EVENTS * 16),
+            seqs: Vec::with_capacity(BLOCK_EVENTS),
+            any_seq: false,
+            addr_words: Vec::new(),
+            count: 0,
+            total: 0,
+            header_written: false,
+        }
+    }
+
+    fn header(&mut self) -> Result<()> {
+        if !self.header_written {
+            let mut h = [0u8; HEADER_LEN as usize];
+            h[..8].copy_from_slice(MAGIC);
+            h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+            self.out.write_all(&h)?;
+            self.header_written = true;
+        }
+        Ok(())
+    }
+
+    /// The written id of source id `id` of table `kind`, writing a name record if new.
+    #[inline]
+    fn id(&mut self, kind: NameKind, id: u32, names: &Names) -> Result<u32> {
+        if let Some(&m) = self.map[kind as usize].get(id as usize) {
+            if m != u32::MAX {
+                return Ok(m);
+            }
+        }
+        self.define(kind, id, names)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn define(&mut self, kind: NameKind, id: u32, names: &Names) -> Result<u32> {
+        let table = names.table(kind);
+        if id as usize >= table.len() {
+            return Err(Error::invalid(format!(
+                "event refers to {} id {id}, but the source has only {} such names",
+                kind_what(kind),
+                table.len()
+            )));
+        }
+        let name = table.name(id);
+        if name.is_empty() {
+            return Err(Error::new(ErrorKind::EmptyName(kind_what(kind))));
+        }
+        let mut rec = Vec::with_capacity(6 + name.len());
+        rec.push(TAG_NAME);
+        rec.push(kind_code(kind));
+        rec.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        rec.extend_from_slice(name.as_bytes());
+        self.out.write_all(&rec)?;
+        let m = &mut self.map[kind as usize];
+        if m.len() <= id as usize {
+            m.resize(id as usize + 1, u32::MAX);
+        }
+        let new = self.defined[kind as usize];
+        m[id as usize] = new;
+        self.defined[kind as usize] += 1;
+        Ok(new)
+    }
+
+    /// Appends one event.
+    #[inline]
+    pub fn write_event(
+        &mut self,
+        ev: &Event,
+        names: &Names,
+        addresses: &[AddrId],
+        seq: Option<u64>,
+    ) -> Result<()> {
+        if !self.header_written {
+            self.header()?;
+        }
+        let thread = self.id(NameKind::Thread, ev.thread.0, names)?;
+        let target = if ev.target == u32::MAX && ev.op.target_optional() {
+            u32::MAX
+        } else {
+            self.id(ev.op.target_kind(), ev.target, names)?
+        };
+        let loc = if ev.loc.is_none() {
+            u32::MAX
+        } else {
+            self.id(NameKind::Loc, ev.loc.0, names)?
+        };
+        if ev.op == Op::MethodBegin {
+            let k = self.addr_words.len();
+            self.addr_words.push(addresses.len() as u32);
+            for a in addresses {
+                let a = self.id(NameKind::Addr, a.0, names)?;
+                self.addr_words.push(a);
+            }
+            debug_assert_eq!(self.addr_words.len(), k + 1 + addresses.len());
+        }
+        let mut rec = [0u8; 16];
+        rec[0..4].copy_from_slice(&thread.to_le_bytes());
+        rec[4..8].copy_from_slice(&target.to_le_bytes());
+        rec[8..12].copy_from_slice(&loc.to_le_bytes());
+        rec[12] = ev.op as u8;
+        self.block.extend_from_slice(&rec);
+        self.seqs.push(seq.unwrap_or(NO_SEQ));
+        self.any_seq |= seq.is_some();
+        self.count += 1;
+        self.total += 1;
+        if self.count == BLOCK_EVENTS {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let mut h = [0u8; 12];
+        h[0] = TAG_BLOCK;
+        h[1] = if self.any_seq { BLOCK_HAS_SEQ } else { 0 };
+        h[4..8].copy_from_slice(&(self.count as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(self.addr_words.len() as u32).to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(&self.block)?;
+        if self.any_seq {
+            let mut b = Vec::with_capacity(self.seqs.len() * 8);
+            for s in &self.seqs {
+                b.extend_from_slice(&s.to_le_bytes());
+            }
+            self.out.write_all(&b)?;
+        }
+        if !self.addr_words.is_empty() {
+            let mut b = Vec::with_capacity(self.addr_words.len() * 4);
+            for a in &self.addr_words {
+                b.extend_from_slice(&a.to_le_bytes());
+            }
+            self.out.write_all(&b)?;
+        }
+        self.block.clear();
+        self.seqs.clear();
+        self.addr_words.clear();
+        self.any_seq = false;
+        self.count = 0;
+        Ok(())
+    }
+
+    /// Writes the last block and the end record, flushes, and returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        self.header()?;
+        self.flush_block()?;
+        let mut end = [0u8; 16];
+        end[0] = TAG_END;
+        end[8..16].copy_from_slice(&self.total.to_le_bytes());
+        self.out.write_all(&end)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    fn encode(t: &Trace) -> Vec<u8> {
+        let mut w = BinaryWriter::new(Vec::new());
+        let mut src = t.source();
+        while let Some(ev) = src.next_event().unwrap() {
+            w.write_event(&ev, src.names(), src.addresses(), src.seq())
+                .unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn decode(b: &[u8]) -> Result<Trace> {
+        Trace::read_from(&mut BinaryReader::from_buf_read(b)?)
+    }
+
+    fn sample() -> Trace {
+        let text = "T0|fork(T1)|10\nT1|acq(L0)|11\nT1|mbegin(m;a,b)|12\nT1|mend(m)|13\nT1|begin|14\nT1|end(x)|15\nT1|rel(L0)|16\nT0|r(V3)|14\nT0|join(T1)|15\n";
+        Trace::read_from(&mut crate::trace::std_format::StdReader::new(
+            text.as_bytes(),
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn round_trip_small() {
+        let t = sample();
+        let b = encode(&t);
+        let u = decode(&b).unwrap();
+        assert_eq!(u.events, t.events);
+        assert_eq!(
+            u.names.addrs.iter().collect::<Vec<_>>(),
+            t.names.addrs.iter().collect::<Vec<_>>()
+        );
+        assert_eq!(u.addresses(2), t.addresses(2));
+        assert!(u.seq.is_none());
+    }
+
+    #[test]
+    fn every_prefix_is_an_error_not_a_panic() {
+        let b = encode(&sample());
+        for k in 0..b.len() {
+            let r = decode(&b[..k]);
+            let e = r.expect_err("prefix must not read as a complete trace");
+            assert!(
+                matches!(e.kind(), ErrorKind::Truncated(_)),
+                "prefix {k}: {e}"
+            );
+        }
+        assert!(decode(&b).is_ok());
+    }
+
+    #[test]
+    fn seq_round_trips() {
+        let mut t = Trace::from_events(vec![Event::write(0, 0), Event::read(1, 0)]);
+        t.seq = Some(vec![7, 9]);
+        let u = decode(&encode(&t)).unwrap();
+        assert_eq!(u.seq, Some(vec![7, 9]));
+    }
+
+    #[test]
+    fn header_errors() {
+        let e = decode(b"NOTRACEPRED.....").unwrap_err();
+        assert!(e.to_string().contains("magic"), "{e}");
+        let mut b = encode(&sample());
+        b[8] = 9;
+        let e = decode(&b).unwrap_err();
+        assert!(e.to_string().contains("unsupported version 9"), "{e}");
+        assert!(e.to_string().contains("byte 8"), "{e}");
     }
 }

@@ -1,37 +1,321 @@
-//! RAPID CSV reader (stub: filled in by the formats work).
+//! RAPID's CSV traces (`parse/csv/Parse.java`, `ParseCSV.java` of RAPID,
+//! github.com/focs-lab/rapid): one event per row, one column per thread.
+//!
+//! A row is split at every `,`; the index `i` of its non-empty field is the thread, named
+//! `T<i>` as RAPID names it, and the field is `OP(TARGET)` with `TARGET` free of whitespace
+//! (running to the last `)`):
+//!
+//! ```text
+//! ,w(x),
+//! acq(l),,
+//! sync(y),,
+//! ```
+//!
+//! | CSV | event |
+//! |---|---|
+//! | `acq(L)`, `rel(L)` | `acq`, `rel` of lock `L` |
+//! | `r(V)`, `w(V)` | `r`, `w` of variable `V` |
+//! | `start(T)`, `join(T)` | `fork`, `join` of thread `T` (e.g. `start(T1)` forks column 1) |
+//! | `enter(M)`, `exit(M)` | transaction `begin(M)`, `end(M)` |
+//! | `sync(V)` | RAPID's expansion: `acq(VARLOCK-V-KCOLRAV)`, `r(V)`, `w(V)`, `rel(VARLOCK-V-KCOLRAV)` |
+//! | `dummy(X)` | skipped |
+//!
+//! CSV has no locations; every event of a row gets the row's line number as location name
+//! (RAPID uses the event number, which it says is "useless here").
+//!
+//! Where we differ from RAPID, on purpose: RAPID treats any row it cannot parse as a comment
+//! and keeps only the first non-empty field of a row. We skip rows that are empty (all
+//! fields empty), start with `#`, or are the first row and contain no `(` (a header such as
+//! `T0,T1,T2`); any other row must hold exactly one event, else it is an error naming the
+//! line and what is wrong. RAPID rejects `enter`/`exit`/`dummy` when building events; we
+//! accept them as above. Fields are trimmed of surrounding whitespace.
 
 use std::io::BufRead;
 
-use super::{Event, EventSource, Names};
-use crate::error::{Error, Position, Result};
+use super::lines::{check_name, trim, LineReader};
+use super::{Event, EventSource, LocId, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Position, Result};
 
-/// True if a first line looks like this format.
-pub fn looks_like(_line: &[u8]) -> bool {
-    false
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum CsvOp {
+    Plain(Op),
+    Sync,
+    Dummy,
 }
 
+fn op_of(name: &[u8]) -> Option<CsvOp> {
+    Some(match name {
+        b"acq" => CsvOp::Plain(Op::Acquire),
+        b"rel" => CsvOp::Plain(Op::Release),
+        b"r" => CsvOp::Plain(Op::Read),
+        b"w" => CsvOp::Plain(Op::Write),
+        b"start" => CsvOp::Plain(Op::Fork),
+        b"join" => CsvOp::Plain(Op::Join),
+        b"enter" => CsvOp::Plain(Op::Begin),
+        b"exit" => CsvOp::Plain(Op::End),
+        b"sync" => CsvOp::Sync,
+        b"dummy" => CsvOp::Dummy,
+        _ => return None,
+    })
+}
+
+/// Splits `OP(TARGET)`.
+fn split_call(field: &[u8]) -> Result<(CsvOp, &[u8])> {
+    let Some(open) = memchr::memchr(b'(', field) else {
+        return Err(Error::syntax(format!(
+            "expected `OP(TARGET)`, found `{}`",
+            String::from_utf8_lossy(field)
+        )));
+    };
+    let name = &field[..open];
+    let Some(op) = op_of(name) else {
+        return Err(Error::new(ErrorKind::UnknownOp(
+            String::from_utf8_lossy(name).into_owned(),
+        )));
+    };
+    let Some(target) = field[open + 1..].strip_suffix(b")") else {
+        return Err(Error::syntax(format!(
+            "`{}` has `(` without a closing `)` at the end of the field",
+            String::from_utf8_lossy(field)
+        )));
+    };
+    if target.iter().any(u8::is_ascii_whitespace) {
+        return Err(Error::syntax("a target contains whitespace"));
+    }
+    Ok((op, target))
+}
+
+/// True if a first line looks like a RAPID CSV row.
+pub fn looks_like(line: &[u8]) -> bool {
+    let mut fields = line
+        .split(|&b| b == b',')
+        .map(trim)
+        .filter(|f| !f.is_empty());
+    match (fields.next(), fields.next()) {
+        (Some(f), None) => split_call(f).is_ok(),
+        _ => false,
+    }
+}
+
+/// Streaming RAPID CSV reader.
 pub struct CsvReader<R> {
-    _rdr: R,
+    lines: LineReader<R>,
     names: Names,
+    events: u64,
+    /// Events of a `sync` row still to return.
+    pending: [Event; 4],
+    pending_len: u8,
+    pending_next: u8,
+    seen_row: bool,
+    scratch: Vec<u8>,
+}
+
+impl<R: std::io::Read> CsvReader<std::io::BufReader<R>> {
+    pub fn new(rdr: R) -> Self {
+        CsvReader::from_lines(LineReader::new(rdr))
+    }
 }
 
 impl<R: BufRead> CsvReader<R> {
     pub fn from_buf_read(rdr: R) -> Self {
+        CsvReader::from_lines(LineReader::from_buf_read(rdr))
+    }
+
+    fn from_lines(lines: LineReader<R>) -> Self {
         CsvReader {
-            _rdr: rdr,
+            lines,
             names: Names::new(),
+            events: 0,
+            pending: [Event::read(0, 0); 4],
+            pending_len: 0,
+            pending_next: 0,
+            seen_row: false,
+            scratch: Vec::new(),
         }
+    }
+
+    fn pos(&self) -> Position {
+        Position {
+            line: self.lines.line(),
+            byte: self.lines.byte(),
+            event: Some(self.events),
+        }
+    }
+}
+
+/// Parses one row into `out`; returns how many events it holds (0: skipped).
+fn parse_row(
+    line: &[u8],
+    lineno: u64,
+    seen_row: &mut bool,
+    names: &mut Names,
+    thread_buf: &mut Vec<u8>,
+    out: &mut [Event; 4],
+) -> Result<usize> {
+    if trim(line).first() == Some(&b'#') {
+        return Ok(0);
+    }
+    if line.iter().all(|&b| b == b',' || b.is_ascii_whitespace()) {
+        return Ok(0);
+    }
+    let first_row = !std::mem::replace(seen_row, true);
+    if first_row && memchr::memchr(b'(', line).is_none() {
+        return Ok(0); // header row
+    }
+    let mut col = None;
+    for (i, f) in line.split(|&b| b == b',').enumerate() {
+        let f = trim(f);
+        if f.is_empty() {
+            continue;
+        }
+        if col.is_some() {
+            return Err(Error::syntax(format!(
+                "more than one non-empty column (second at column {i}); a row holds one event"
+            )));
+        }
+        col = Some((i, f));
+    }
+    let Some((i, field)) = col else {
+        return Ok(0);
+    };
+    let (op, target) = split_call(field)?;
+    if op == CsvOp::Dummy {
+        return Ok(0);
+    }
+    if std::str::from_utf8(target).is_err() {
+        return Err(Error::new(ErrorKind::NonUtf8));
+    }
+    thread_buf.clear();
+    thread_buf.push(b'T');
+    thread_buf.extend_from_slice(i.to_string().as_bytes());
+    let t = ThreadId(names.threads.intern(thread_buf));
+    thread_buf.clear();
+    thread_buf.extend_from_slice(lineno.to_string().as_bytes());
+    let loc = LocId(names.locs.intern(thread_buf));
+    match op {
+        CsvOp::Plain(op) => {
+            check_name(target, super::binary::kind_what(op.target_kind()))?;
+            let target = names.table_mut(op.target_kind()).intern(target);
+            out[0] = Event::new(t, op, target, loc);
+            Ok(1)
+        }
+        CsvOp::Sync => {
+            check_name(target, "variable")?;
+            let v = names.vars.intern(target);
+            thread_buf.clear();
+            thread_buf.extend_from_slice(b"VARLOCK-");
+            thread_buf.extend_from_slice(target);
+            thread_buf.extend_from_slice(b"-KCOLRAV");
+            let l = names.locks.intern(thread_buf);
+            out[0] = Event::new(t, Op::Acquire, l, loc);
+            out[1] = Event::new(t, Op::Read, v, loc);
+            out[2] = Event::new(t, Op::Write, v, loc);
+            out[3] = Event::new(t, Op::Release, l, loc);
+            Ok(4)
+        }
+        CsvOp::Dummy => Ok(0),
     }
 }
 
 impl<R: BufRead> EventSource for CsvReader<R> {
     fn next_event(&mut self) -> Result<Option<Event>> {
-        Err(Error::invalid("RAPID CSV reader not implemented yet"))
+        if self.pending_next < self.pending_len {
+            let ev = self.pending[self.pending_next as usize];
+            self.pending_next += 1;
+            self.events += 1;
+            return Ok(Some(ev));
+        }
+        loop {
+            let lineno = self.lines.line() + 1;
+            let Some(line) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            let r = parse_row(
+                line,
+                lineno,
+                &mut self.seen_row,
+                &mut self.names,
+                &mut self.scratch,
+                &mut self.pending,
+            );
+            let n = match r {
+                Ok(n) => n,
+                Err(e) => return Err(e.at(self.pos())),
+            };
+            if n == 0 {
+                continue;
+            }
+            self.pending_len = n as u8;
+            self.pending_next = 1;
+            self.events += 1;
+            return Ok(Some(self.pending[0]));
+        }
     }
+
     fn names(&self) -> &Names {
         &self.names
     }
+
     fn position(&self) -> Position {
-        Position::default()
+        Position {
+            line: self.lines.line(),
+            byte: self.lines.byte(),
+            event: self.events.checked_sub(1),
+        }
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.lines.consumed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    fn read(s: &str) -> Result<Trace> {
+        Trace::read_from(&mut CsvReader::new(s.as_bytes()))
+    }
+
+    #[test]
+    fn rows_columns_and_sync() {
+        let t =
+            read("T0,T1\nstart(T1),\n,w(x)\n\n,,\n# c\nsync(x),\n,dummy(q)\njoin(T1),\n").unwrap();
+        let ops: Vec<Op> = t.events.iter().map(|e| e.op).collect();
+        assert_eq!(
+            ops,
+            [
+                Op::Fork,
+                Op::Write,
+                Op::Acquire,
+                Op::Read,
+                Op::Write,
+                Op::Release,
+                Op::Join
+            ]
+        );
+        assert_eq!(t.names.thread(t.events[1].thread), "T1");
+        assert_eq!(t.names.lock(t.events[2].lock()), "VARLOCK-x-KCOLRAV");
+        assert_eq!(t.names.loc(t.events[2].loc), "7");
+        assert_eq!(t.events[1].thread, t.events[0].other_thread());
+        assert_eq!(t.lines, vec![2, 3, 7, 7, 7, 7, 9]);
+    }
+
+    #[test]
+    fn errors() {
+        for (input, want) in [
+            ("w(x),r(y)\n", "more than one non-empty column"),
+            (",foo(x)\n", "unknown operation `foo`"),
+            (",w(x\n", "without a closing"),
+            (",w()\n", "empty variable name"),
+            ("w(x)\nT0\n", "expected `OP(TARGET)`, found `T0`"),
+        ] {
+            let e = read(input).unwrap_err().in_file("t.csv").to_string();
+            assert!(
+                e.contains(want) && e.starts_with("t.csv:"),
+                "{input:?}: {e}"
+            );
+        }
     }
 }

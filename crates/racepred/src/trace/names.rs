@@ -73,7 +73,7 @@ impl Interner {
     pub fn intern(&mut self, name: &[u8]) -> u32 {
         if let Some((pre, n)) = Self::split_num(name) {
             let same_prefix = match &self.prefix {
-                Some(p) => **p == *pre,
+                Some(p) => super::lines::same_bytes(p, pre),
                 None => {
                     self.prefix = Some(pre.into());
                     true

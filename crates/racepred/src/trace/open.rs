@@ -140,32 +140,58 @@ pub fn decompress<R: Read + 'static>(rdr: R) -> Result<Box<dyn BufRead>> {
 }
 
 /// Guesses the format of plain (decompressed) content from its first bytes.
+///
+/// Binary traces start with [`binary::MAGIC`]. For text, the first lines that are neither
+/// blank nor `#` comments are tried in order (up to 64 of them, so a CSV header row or
+/// RoadRunner's banner lines do not hide the format), and the first line that has the shape
+/// of exactly one format decides: STD (`A|B(C)|D`), the Go-tool logs (`TID,LK|UK|RD|WR|SIG|
+/// WT,OBJ,LOC,NUM`), RAPID CSV (one non-empty `op(x)` column), RoadRunner (`@ Op(t,x)`).
+/// Content with no such line but nothing else either (empty, only comments) is STD with no
+/// events; anything else is `None`.
 pub fn sniff(head: &[u8]) -> Option<Format> {
     if head.starts_with(binary::MAGIC) {
         return Some(Format::Binary);
     }
-    // First non-comment, non-blank line.
-    let text = head
-        .split(|&b| b == b'\n')
-        .map(super::lines::trim)
-        .find(|l| !l.is_empty() && l[0] != b'#')?;
+    if binary::MAGIC.starts_with(head) && !head.is_empty() {
+        return Some(Format::Binary); // a cut-off header: let the binary reader report it
+    }
+    let mut tried = 0;
+    for raw in head.split(|&b| b == b'\n') {
+        let line = super::lines::trim(raw);
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        tried += 1;
+        if let Some(f) = sniff_line(line) {
+            return Some(f);
+        }
+        if tried == 64 {
+            break;
+        }
+    }
+    (tried == 0).then_some(Format::Std)
+}
+
+fn sniff_line(text: &[u8]) -> Option<Format> {
     if std_format_like(text) {
         Some(Format::Std)
     } else if golog::looks_like(text) {
         Some(Format::GoLog)
-    } else if csv::looks_like(text) {
-        Some(Format::Csv)
     } else if rr::looks_like(text) {
         Some(Format::Rr)
+    } else if csv::looks_like(text) {
+        Some(Format::Csv)
     } else {
         None
     }
 }
 
 fn std_format_like(line: &[u8]) -> bool {
-    memchr::memchr_iter(b'|', line).count() == 2 && memchr::memchr(b'(', line).is_some()
-        || memchr::memchr_iter(b'|', line).count() == 2
-            && line.windows(6).any(|w| w == b"|begin" || w == b"|end|")
+    let pipes = memchr::memchr_iter(b'|', line).count();
+    pipes == 2
+        && (memchr::memchr(b'(', line).is_some()
+            || line.windows(6).any(|w| w == b"|begin")
+            || line.windows(4).any(|w| w == b"|end"))
 }
 
 /// Opens a trace from any reader: decompresses, then picks `format` or sniffs the content.
@@ -245,5 +271,49 @@ impl EventSource for WithPath {
     }
     fn bytes_read(&self) -> u64 {
         self.inner.bytes_read()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_each_format() {
+        assert_eq!(sniff(b"T0|w(V)|1\n"), Some(Format::Std));
+        assert_eq!(sniff(b"# c\n\nT0|begin|1\n"), Some(Format::Std));
+        assert_eq!(sniff(b"1:24,LK,633,nil,2773\n"), Some(Format::GoLog));
+        assert_eq!(sniff(b"T0,T1\n,w(x)\n"), Some(Format::Csv));
+        assert_eq!(sniff(b"r(x)\n"), Some(Format::Csv));
+        assert_eq!(sniff(b"[RR: hi]\n@    Acquire(2,@03)\n"), Some(Format::Rr));
+        assert_eq!(sniff(b"RACEPRED\x01\0"), Some(Format::Binary));
+        assert_eq!(sniff(b"RACE"), Some(Format::Binary));
+        // Nothing but blanks and comments: an empty STD trace.
+        assert_eq!(sniff(b""), Some(Format::Std));
+        assert_eq!(sniff(b"# nothing\n\n"), Some(Format::Std));
+        assert_eq!(sniff(b"hello world\n"), None);
+    }
+
+    #[test]
+    fn format_from_path_looks_through_compression() {
+        for (p, f) in [
+            ("a.std", Some(Format::Std)),
+            ("a.std.gz", Some(Format::Std)),
+            ("a.rr.xz", Some(Format::Rr)),
+            ("a.csv.zst", Some(Format::Csv)),
+            ("a.golog", Some(Format::GoLog)),
+            ("a.rpb.gz", Some(Format::Binary)),
+            ("a.gz", None),
+            ("std", None),
+            ("a.data", None),
+        ] {
+            assert_eq!(Format::from_path(Path::new(p)), f, "{p}");
+        }
+    }
+
+    #[test]
+    fn empty_input_is_an_empty_trace() {
+        let mut s = open_reader(std::io::empty(), None).unwrap();
+        assert!(s.next_event().unwrap().is_none());
     }
 }

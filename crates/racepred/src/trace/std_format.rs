@@ -6,7 +6,7 @@
 
 use std::io::BufRead;
 
-use super::lines::{check_name, is_skippable, trim, LineReader};
+use super::lines::{check_name, find_byte, is_skippable, trim, LineReader};
 use super::{AddrId, Event, EventSource, LocId, NameKind, Names, Op, ThreadId};
 use crate::error::{Error, ErrorKind, Position, Result};
 
@@ -62,13 +62,13 @@ fn parse_line(
     last_thread: &mut Vec<u8>,
     last_thread_id: &mut ThreadId,
 ) -> Result<Event> {
-    let Some(p1) = memchr::memchr(b'|', line) else {
+    let Some(p1) = find_byte(line, b'|') else {
         return Err(Error::syntax(
             "expected `THREAD|OP(TARGET)|LOC`, found no `|`",
         ));
     };
     let rest = &line[p1 + 1..];
-    let Some(p2) = memchr::memchr(b'|', rest) else {
+    let Some(p2) = find_byte(rest, b'|') else {
         return Err(Error::syntax(
             "expected `THREAD|OP(TARGET)|LOC`, found one `|` (missing location field)",
         ));
@@ -76,13 +76,13 @@ fn parse_line(
     let thread = trim(&line[..p1]);
     let opfield = trim(&rest[..p2]);
     let loc = trim(&rest[p2 + 1..]);
-    if memchr::memchr(b'|', loc).is_some() {
+    if find_byte(loc, b'|').is_some() {
         return Err(Error::syntax("expected 3 `|`-separated fields, found more"));
     }
     check_name(thread, "thread")?;
     check_name(loc, "location")?;
 
-    let (opname, arg) = match memchr::memchr(b'(', opfield) {
+    let (opname, arg) = match find_byte(opfield, b'(') {
         Some(open) => {
             if opfield.last() != Some(&b')') {
                 return Err(Error::syntax(format!(
@@ -103,7 +103,7 @@ fn parse_line(
         )));
     };
 
-    let thread_id = if *last_thread == thread {
+    let thread_id = if super::lines::same_bytes(last_thread, thread) {
         *last_thread_id
     } else {
         let id = ThreadId(names.threads.intern(thread));
@@ -135,7 +135,7 @@ fn parse_line(
                     }
                     a = trim(&a[..semi]);
                 }
-            } else if memchr::memchr(b';', a).is_some() {
+            } else if find_byte(a, b';').is_some() {
                 return Err(Error::syntax(format!(
                     "`;` is only allowed in mbegin, not in `{op}`"
                 )));

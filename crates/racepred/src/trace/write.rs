@@ -1,1 +1,407 @@
-//! Trace writers: STD and binary (stub: filled in by the formats work).
+//! Trace writers: STD text and racepred's binary form, optionally compressed.
+//!
+//! A writer takes events one at a time with the name tables and side data of their source
+//! (so it works in one streaming pass from any [`EventSource`]); [`copy`] drives one.
+//!
+//! STD output round-trips through the STD reader: names are written exactly, `begin` / `end`
+//! without a target are written without parentheses, `mbegin` carries its address set
+//! (`mbegin(M;A1,A2)`). Two things STD cannot say are handled thus:
+//! - an event without location ([`LocId::NONE`](super::LocId::NONE)) is written with location
+//!   `-` (what reports print for it); it reads back as a location named `-`;
+//! - global access numbers (`seq`) are dropped (the binary form keeps them).
+//!
+//! Names STD cannot represent (empty, containing `|` or a line break, surrounding
+//! whitespace, `;` in a target or address, `,` in an address, a thread name starting with
+//! `#`) are rejected with an error naming the name, never written ambiguously. Parentheses
+//! are fine: the reader splits the operation at the first `(` and the last `)`.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use super::binary::BinaryWriter;
+use super::open::Format;
+use super::{AddrId, Event, EventSource, NameKind, Names, Op};
+use crate::error::{Error, ErrorKind, Result};
+
+/// A sink for events.
+pub trait TraceWriter {
+    /// Appends one event; `names` are the source's name tables, `addresses` the address set
+    /// of an `mbegin` (ignored otherwise), `seq` its global access number if any.
+    fn write_event(
+        &mut self,
+        ev: &Event,
+        names: &Names,
+        addresses: &[AddrId],
+        seq: Option<u64>,
+    ) -> Result<()>;
+
+    /// Flushes and finalises the output (end record, compression trailer). Required: a
+    /// writer dropped without `finish` may leave an incomplete file.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// Copies every event of `src` into `dst` (without finishing `dst`); returns the count.
+pub fn copy(src: &mut dyn EventSource, dst: &mut dyn TraceWriter) -> Result<u64> {
+    let mut n = 0u64;
+    while let Some(ev) = src.next_event()? {
+        let addrs = if ev.op == Op::MethodBegin {
+            src.addresses()
+        } else {
+            &[]
+        };
+        dst.write_event(&ev, src.names(), addrs, src.seq())
+            .map_err(|e| match e.kind() {
+                // A name the output cannot hold: say which input event has it.
+                ErrorKind::Invalid(_) => e.at(src.position()),
+                _ => e,
+            })?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+// ---------------------------------------------------------------------------------------
+// STD
+// ---------------------------------------------------------------------------------------
+
+/// STD text writer.
+pub struct StdWriter<W: Write> {
+    out: W,
+    line: Vec<u8>,
+    /// Per table: which source ids have had their name checked (1) — checked once per name.
+    checked: [Vec<bool>; 7],
+}
+
+impl<W: Write> StdWriter<W> {
+    pub fn new(out: W) -> Self {
+        StdWriter {
+            out,
+            line: Vec::with_capacity(256),
+            checked: Default::default(),
+        }
+    }
+
+    /// The name of `id` in table `kind`, checked to be writable in the role `role`.
+    #[inline]
+    fn name<'n>(
+        &mut self,
+        names: &'n Names,
+        kind: NameKind,
+        id: u32,
+        role: Role,
+    ) -> Result<&'n str> {
+        let table = names.table(kind);
+        if (id as usize) >= table.len() {
+            return Err(Error::invalid(format!(
+                "event refers to {kind:?} id {id}, but the source has only {} such names",
+                table.len()
+            )));
+        }
+        let name = table.name(id);
+        let c = &mut self.checked[kind as usize];
+        if c.get(id as usize) != Some(&true) {
+            check_std_name(name, role)?;
+            if c.len() <= id as usize {
+                c.resize(id as usize + 1, false);
+            }
+            c[id as usize] = true;
+        }
+        Ok(name)
+    }
+
+    /// Appends one event as a line.
+    #[inline]
+    pub fn write_event(&mut self, ev: &Event, names: &Names, addresses: &[AddrId]) -> Result<()> {
+        let thread = self.name(names, NameKind::Thread, ev.thread.0, Role::Thread)?;
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        line.extend_from_slice(thread.as_bytes());
+        line.push(b'|');
+        line.extend_from_slice(ev.op.std_name().as_bytes());
+        let r = (|| {
+            if !(ev.target == u32::MAX && ev.op.target_optional()) {
+                let role = if ev.op.target_kind() == NameKind::Thread {
+                    Role::Thread
+                } else {
+                    Role::Target
+                };
+                let target = self.name(names, ev.op.target_kind(), ev.target, role)?;
+                line.push(b'(');
+                line.extend_from_slice(target.as_bytes());
+                if ev.op == Op::MethodBegin {
+                    line.push(b';');
+                    for (k, a) in addresses.iter().enumerate() {
+                        if k > 0 {
+                            line.push(b',');
+                        }
+                        let a = self.name(names, NameKind::Addr, a.0, Role::Address)?;
+                        line.extend_from_slice(a.as_bytes());
+                    }
+                }
+                line.push(b')');
+            }
+            line.push(b'|');
+            if ev.loc.is_none() {
+                line.push(b'-');
+            } else {
+                let loc = self.name(names, NameKind::Loc, ev.loc.0, Role::Loc)?;
+                line.extend_from_slice(loc.as_bytes());
+            }
+            line.push(b'\n');
+            self.out.write_all(&line)?;
+            Ok(())
+        })();
+        self.line = line;
+        r
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Thread,
+    Target,
+    Address,
+    Loc,
+}
+
+/// Checks that the STD reader would read `name` back unchanged in role `role`.
+#[cold]
+#[inline(never)]
+fn check_std_name(name: &str, role: Role) -> Result<()> {
+    let what = match role {
+        Role::Thread => "thread",
+        Role::Target => "target",
+        Role::Address => "address",
+        Role::Loc => "location",
+    };
+    let fail = |why: &str| {
+        Err(Error::invalid(format!(
+            "{what} name {name:?} cannot be written in STD: {why}"
+        )))
+    };
+    let b = name.as_bytes();
+    if b.is_empty() {
+        return fail("it is empty");
+    }
+    if b.first().is_some_and(u8::is_ascii_whitespace)
+        || b.last().is_some_and(u8::is_ascii_whitespace)
+    {
+        return fail("it starts or ends with whitespace");
+    }
+    if b.iter().any(|&c| c == b'|' || c == b'\n' || c == b'\r') {
+        return fail("it contains `|` or a line break");
+    }
+    match role {
+        Role::Thread if b[0] == b'#' => fail("a thread name starting with `#` reads as a comment"),
+        Role::Target | Role::Address if b.contains(&b';') => fail("it contains `;`"),
+        Role::Address if b.contains(&b',') => fail("an address containing `,`"),
+        _ => Ok(()),
+    }
+}
+
+impl<W: Write> TraceWriter for StdWriter<W> {
+    fn write_event(
+        &mut self,
+        ev: &Event,
+        names: &Names,
+        addresses: &[AddrId],
+        _seq: Option<u64>,
+    ) -> Result<()> {
+        StdWriter::write_event(self, ev, names, addresses)
+    }
+    fn finish(self: Box<Self>) -> Result<()> {
+        StdWriter::finish(*self).map(drop)
+    }
+}
+
+impl<W: Write> TraceWriter for BinaryWriter<W> {
+    fn write_event(
+        &mut self,
+        ev: &Event,
+        names: &Names,
+        addresses: &[AddrId],
+        seq: Option<u64>,
+    ) -> Result<()> {
+        BinaryWriter::write_event(self, ev, names, addresses, seq)
+    }
+    fn finish(self: Box<Self>) -> Result<()> {
+        BinaryWriter::finish(*self).map(drop)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Files
+// ---------------------------------------------------------------------------------------
+
+/// An output file, compressed by its extension.
+pub enum Sink {
+    Plain(BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+    Xz(xz2::write::XzEncoder<BufWriter<File>>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+}
+
+impl Sink {
+    /// Creates `path`, compressing if its extension is `.gz`, `.xz` or `.zst`.
+    pub fn create(path: &Path) -> Result<Sink> {
+        let f = File::create(path).map_err(|e| Error::from(e).in_file(path))?;
+        let w = BufWriter::with_capacity(1 << 20, f);
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        Ok(match ext {
+            "gz" => Sink::Gzip(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            )),
+            "xz" => Sink::Xz(xz2::write::XzEncoder::new(w, 6)),
+            "zst" | "zstd" => Sink::Zstd(zstd::stream::write::Encoder::new(w, 3)?),
+            _ => Sink::Plain(w),
+        })
+    }
+
+    /// Writes the compression trailer and flushes the file.
+    pub fn finish(self) -> Result<()> {
+        let mut w = match self {
+            Sink::Plain(w) => w,
+            Sink::Gzip(e) => e.finish()?,
+            Sink::Xz(e) => e.finish()?,
+            Sink::Zstd(e) => e.finish()?,
+        };
+        w.flush()?;
+        Ok(())
+    }
+}
+
+impl Write for Sink {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(w) => w.write(buf),
+            Sink::Gzip(w) => w.write(buf),
+            Sink::Xz(w) => w.write(buf),
+            Sink::Zstd(w) => w.write(buf),
+        }
+    }
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.write_all(buf),
+            Sink::Gzip(w) => w.write_all(buf),
+            Sink::Xz(w) => w.write_all(buf),
+            Sink::Zstd(w) => w.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Gzip(w) => w.flush(),
+            Sink::Xz(w) => w.flush(),
+            Sink::Zstd(w) => w.flush(),
+        }
+    }
+}
+
+enum FileWriterInner {
+    Std(StdWriter<Sink>),
+    Bin(BinaryWriter<Sink>),
+}
+
+/// A writer to a file (see [`create`]); errors carry the path.
+pub struct FileWriter {
+    inner: FileWriterInner,
+    path: std::path::PathBuf,
+}
+
+impl TraceWriter for FileWriter {
+    #[inline]
+    fn write_event(
+        &mut self,
+        ev: &Event,
+        names: &Names,
+        addresses: &[AddrId],
+        seq: Option<u64>,
+    ) -> Result<()> {
+        match &mut self.inner {
+            FileWriterInner::Std(w) => w.write_event(ev, names, addresses),
+            FileWriterInner::Bin(w) => w.write_event(ev, names, addresses, seq),
+        }
+    }
+    fn finish(self: Box<Self>) -> Result<()> {
+        let path = self.path;
+        match self.inner {
+            FileWriterInner::Std(w) => w.finish().and_then(Sink::finish),
+            FileWriterInner::Bin(w) => w.finish().and_then(Sink::finish),
+        }
+        .map_err(|e| e.in_file(path))
+    }
+}
+
+/// Creates a trace file in `format` (`Std` or `Binary`), compressed by the path's extension
+/// (`.gz`, `.xz`, `.zst`). Other formats are input-only and give an error.
+pub fn create(path: &Path, format: Format) -> Result<Box<dyn TraceWriter>> {
+    let inner = match format {
+        Format::Std => FileWriterInner::Std(StdWriter::new(Sink::create(path)?)),
+        Format::Binary => FileWriterInner::Bin(BinaryWriter::new(Sink::create(path)?)),
+        other => {
+            return Err(Error::invalid(format!(
+                "cannot write {other} traces (output formats: std, bin)"
+            ))
+            .in_file(path))
+        }
+    };
+    Ok(Box::new(FileWriter {
+        inner,
+        path: path.into(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::std_format::StdReader;
+    use crate::trace::Trace;
+
+    fn std_round_trip(text: &str) -> String {
+        let t = Trace::read_from(&mut StdReader::new(text.as_bytes())).unwrap();
+        let mut w = StdWriter::new(Vec::new());
+        copy(&mut t.source(), &mut w).unwrap();
+        String::from_utf8(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn std_writes_every_operation() {
+        let text = "T0|fork(T1)|10\nT1|acq(L0)|11\nT1|mbegin(m;a,b)|12\nT1|mend(m)|13\nT1|mbegin(k;)|1\nT1|begin|14\nT1|end(x)|15\nT1|sig(c)|1\nT1|wait(c)|1\nT1|vr(v)|1\nT1|vw(v)|1\nT1|rel(L0)|16\nT0|w(File.method()V)|Foo.java:3:4\nT0|join(T1)|15\n";
+        assert_eq!(std_round_trip(text), text);
+    }
+
+    #[test]
+    fn std_rejects_unwritable_names() {
+        let mut names = Names::new();
+        names.threads.intern(b"a|b");
+        let mut w = StdWriter::new(Vec::new());
+        let e = w
+            .write_event(&Event::write(0, 0), &names, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"a|b\" cannot be written in STD"), "{e}");
+    }
+
+    #[test]
+    fn none_location_is_a_dash() {
+        let t = Trace::from_events(vec![crate::trace::Event::new(
+            crate::trace::ThreadId(0),
+            Op::Begin,
+            u32::MAX,
+            crate::trace::LocId::NONE,
+        )]);
+        let mut w = StdWriter::new(Vec::new());
+        copy(&mut t.source(), &mut w).unwrap();
+        assert_eq!(w.finish().unwrap(), b"T0|begin|-\n");
+    }
+}
