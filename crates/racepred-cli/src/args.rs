@@ -35,6 +35,14 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Exact predictable race pairs of a small trace, by exhaustive search.
     Oracle(OracleArgs),
+    /// SSHB: split HB races into guaranteed and maybe for traces whose access order may be
+    /// inaccurate (the summary of Table 2 of the SSHB paper; --details for every race).
+    Diagnose(DiagnoseArgs),
+    /// Write an inaccurate variant of a trace: unsynchronised accesses of different threads
+    /// swapped within a window (SSHB §3), thread order and release/acquire order kept.
+    Perturb(PerturbArgs),
+    /// PACER: run many sampling trials and report how often each FastTrack race is found.
+    Sample(SampleArgs),
 }
 
 /// Input options shared by commands that read a trace.
@@ -195,4 +203,67 @@ pub struct OracleArgs {
     /// Refuse searches that visit more states than this.
     #[arg(long, default_value_t = 5_000_000)]
     pub max_states: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct DiagnoseArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub output: Output,
+    /// Print every race with its verdict and, for maybe races, the write-read choice that
+    /// orders it.
+    #[arg(long)]
+    pub details: bool,
+    /// Write the witness paths of the maybe races as a DOT graph to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub dot: Option<PathBuf>,
+    /// Warn about an ill-formed trace and go on instead of refusing it.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PerturbArgs {
+    #[command(flatten)]
+    pub input: Input,
+    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format; default: from the extension.
+    #[arg(long, value_enum)]
+    pub to: Option<FormatArg>,
+    /// Largest distance (in events) over which two accesses may be swapped.
+    #[arg(long, default_value_t = 8)]
+    pub window: u64,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct SampleArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub output: Output,
+    /// Sampling rate of every trial (use --rates to sweep several).
+    #[arg(long, conflicts_with = "rates")]
+    pub rate: Option<f64>,
+    /// Comma-separated sampling rates to sweep, e.g. 0.01,0.03,0.1,0.25,1.
+    #[arg(long, value_delimiter = ',')]
+    pub rates: Vec<f64>,
+    /// Trials per rate (0: the paper's min(max(ceil(10/r), 50), 500)).
+    #[arg(long, default_value_t = 0)]
+    pub trials: u32,
+    /// Sampling period length in operations.
+    #[arg(long, default_value_t = 10_000)]
+    pub period: u64,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write a plot of detection rate against sampling rate (SVG) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Write the per-race detection rates as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }

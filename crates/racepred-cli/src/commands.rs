@@ -15,8 +15,8 @@ use racepred::trace::validate::{validate_trace, Validator};
 use racepred::trace::{self, EventSource, Format, Op, Trace};
 
 use crate::args::{
-    AnalyzeArgs, ClockArg, ConvertArgs, GenerateArgs, Input, OracleArgs, Output, StatsArgs,
-    ValidateArgs,
+    AnalyzeArgs, ClockArg, ConvertArgs, DiagnoseArgs, GenerateArgs, Input, OracleArgs, Output,
+    PerturbArgs, SampleArgs, StatsArgs, ValidateArgs,
 };
 use crate::args::{Cli, Command, FormatArg};
 use crate::progress::Progress;
@@ -29,6 +29,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Convert(a) => convert(a),
         Command::Generate(a) => generate(a),
         Command::Oracle(a) => oracle(a),
+        Command::Diagnose(a) => diagnose(a),
+        Command::Perturb(a) => perturb(a),
+        Command::Sample(a) => sample(a),
     }
 }
 
@@ -431,4 +434,112 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
+    use racepred::analysis::sshb::{self, dot};
+    let mut src = open_input(&a.input)?;
+    let validation = if a.lenient {
+        Validation::Lenient
+    } else {
+        Validation::Strict
+    };
+    let mut progress = Progress::new();
+    let (d, summary) = sshb::diagnose(
+        &mut *src,
+        validation,
+        &sshb::SshbConfig::default(),
+        |e, b| progress.update(e, b),
+    )
+    .map_err(|e| e.in_file(&a.input.trace))?;
+    progress.finish();
+    for v in summary.violations.iter().take(10) {
+        eprintln!(
+            "racepred: warning: {}",
+            v.to_error().in_file(&a.input.trace)
+        );
+    }
+    let names = src.names();
+    if let Some(p) = &a.dot {
+        let maybe: Vec<usize> = (0..d.report.pairs.len())
+            .filter(|&i| d.witness(i).is_some())
+            .collect();
+        let mut f = BufWriter::new(
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        );
+        dot::write_dot(&d, names, &maybe, &mut f)?;
+        f.flush()?;
+    }
+    if a.output.json {
+        write_reports(
+            std::slice::from_ref(&d.report),
+            &a.input.trace,
+            names,
+            &a.output,
+            false,
+            false,
+        )?;
+    } else {
+        let mut out = open_output(&a.output)?;
+        writeln!(out, "trace               {}", trace_name(&a.input.trace))?;
+        dot::write_summary(&d, &mut out)?;
+        if a.details {
+            writeln!(out)?;
+            dot::write_details(&d, names, &mut out)?;
+        }
+        out.flush()?;
+    }
+    Ok(if d.report.has_races() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn perturb(a: PerturbArgs) -> Result<ExitCode> {
+    let to = output_format(&a.output, a.to)?;
+    let trace = read_whole(&a.input, false)?;
+    let perturbed = racepred::analysis::sshb::perturb::perturb(&trace, a.window, a.seed);
+    let mut dst = trace::write::create(&a.output, to)?;
+    trace::write::copy(&mut perturbed.source(), &mut *dst)?;
+    dst.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sample(a: SampleArgs) -> Result<ExitCode> {
+    use racepred::analysis::pacer::{experiment_vs_fasttrack, ExperimentConfig};
+    let rates = match a.rate {
+        Some(r) => vec![r],
+        None if a.rates.is_empty() => ExperimentConfig::default().rates,
+        None => a.rates.clone(),
+    };
+    for &r in &rates {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&r),
+            "sampling rates must be between 0 and 1, not {r}"
+        );
+    }
+    let trace = read_whole(&a.input, false)?;
+    let cfg = ExperimentConfig {
+        rates,
+        trials: a.trials,
+        seed: a.seed,
+        period: a.period,
+    };
+    let exp = experiment_vs_fasttrack(&trace, &cfg)?;
+    if let Some(p) = &a.plot {
+        racepred::report::plot::write_detection_plot(p, &exp)?;
+    }
+    if let Some(p) = &a.csv {
+        std::fs::write(p, exp.per_race_csv())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let mut out = open_output(&a.output)?;
+    if a.output.json {
+        writeln!(out, "{}", exp.to_json())?;
+    } else {
+        write!(out, "{}", exp.summary_csv())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
