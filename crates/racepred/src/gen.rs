@@ -251,7 +251,7 @@ impl Generator {
                 ThreadId(0),
                 Op::Fork,
                 u,
-                LocId(self.cfg.locs.max(1) + self.cfg.locks + 0),
+                LocId(self.cfg.locs.max(1) + self.cfg.locks),
             );
         }
         let remaining = self.cfg.events - self.emitted;
