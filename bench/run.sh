@@ -62,13 +62,18 @@ for n in $sizes; do
 done
 
 if [ $quick = 0 ] && [ -d "$corpus" ]; then
-    echo "== real traces ($corpus, xz-compressed STD: includes decompression)"
+    echo "== real traces ($corpus): reading the xz-compressed STD (includes decompression),"
+    echo "   then analyses on a binary copy in bench/out/ (git-ignored; never committed)"
     for f in "$corpus"/*.std.xz; do
         name=$(basename "$f" .std.xz)
+        rpb=$out/corpus_$name.rpb
         n=$("$bin" stats --json "$f" | awk -F': ' '/"events"/ {gsub(",", "", $2); print $2}')
-        time_cmd "stats $name" "$n" "$bin" stats "$f"
+        time_cmd "stats $name.std.xz" "$n" "$bin" stats "$f"
+        [ -f "$rpb" ] || "$bin" convert "$f" "$rpb"
+        cat "$rpb" >/dev/null
+        time_cmd "stats $name.rpb" "$n" "$bin" stats "$rpb"
         for a in $analyses; do
-            time_cmd "analyze -a $a $name" "$n" "$bin" analyze -a "$a" "$f"
+            time_cmd "analyze -a $a $name.rpb" "$n" "$bin" analyze -a "$a" "$rpb"
         done
     done
 fi
