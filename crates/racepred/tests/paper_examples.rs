@@ -13,7 +13,8 @@
 //! ```
 //!
 //! `oracle-*` lines are checked with the exact oracle; other names are analyses
-//! (`AnalysisKind::name`) run with default options. A pair expectation checked against an
+//! (`AnalysisKind::name`) run with default options, or with the options given in brackets:
+//! `# expect shbp[streaming]: ...`, `# expect w3po[history=0]: ...`. A pair expectation checked against an
 //! analysis that reports racy events compares its racy events with the second events of
 //! the pairs (a vector-clock detector flags an access iff it races with an earlier one). An
 //! analysis not built yet is skipped with a note. Every failing expectation is listed with
@@ -131,6 +132,29 @@ fn check_events(exp: &Expected, got: &BTreeSet<u64>) -> Result<(), String> {
     }
 }
 
+/// Splits `NAME[opt,opt=value]` into the analysis name and its options. Options:
+/// `streaming` (HBP / SHBP single pass as published) and `history=N` (W3PO linear mode).
+fn parse_options(name: &str) -> Result<(&str, AnalysisOptions), String> {
+    let mut opts = AnalysisOptions::default();
+    let Some((base, rest)) = name.split_once('[') else {
+        return Ok((name, opts));
+    };
+    let Some(list) = rest.strip_suffix(']') else {
+        return Err(format!("`{name}`: options must end with `]`"));
+    };
+    for opt in list.split(',').map(str::trim) {
+        match opt.split_once('=') {
+            None if opt == "streaming" => opts.streaming = true,
+            Some(("history", n)) => match n.trim().parse() {
+                Ok(n) => opts.history = Some(n),
+                Err(_) => return Err(format!("`{name}`: bad history `{n}`")),
+            },
+            _ => return Err(format!("`{name}`: unknown option `{opt}`")),
+        }
+    }
+    Ok((base.trim(), opts))
+}
+
 #[derive(Default)]
 struct Tally {
     checked: usize,
@@ -196,13 +220,20 @@ fn check_file(path: &Path, tally: &mut Tally) {
                 Err(e) => Err(format!("oracle failed: {e}")),
             }
         } else {
-            let Some(kind) = AnalysisKind::from_name(name) else {
+            let (base, opts) = match parse_options(name) {
+                Ok(x) => x,
+                Err(m) => {
+                    tally.failures.push(format!("{at}: {m}"));
+                    continue;
+                }
+            };
+            let Some(kind) = AnalysisKind::from_name(base) else {
                 tally
                     .failures
-                    .push(format!("{at}: unknown analysis `{name}`"));
+                    .push(format!("{at}: unknown analysis `{base}`"));
                 continue;
             };
-            let analysis = match create(kind, &AnalysisOptions::default()) {
+            let analysis = match create(kind, &opts) {
                 Ok(a) => a,
                 Err(e) => {
                     tally.skipped.push(format!("{at}: `{name}` skipped ({e})"));
@@ -273,4 +304,12 @@ fn value_syntax() {
     assert!(parse_value("3-1").is_err());
     assert!(parse_value("").is_err());
     assert!(parse_value("a-b").is_err());
+    let (base, o) = parse_options("w3po[history=2]").unwrap();
+    assert_eq!((base, o.history), ("w3po", Some(2)));
+    let (base, o) = parse_options("shbp[streaming]").unwrap();
+    assert!(base == "shbp" && o.streaming);
+    assert_eq!(parse_options("hb").unwrap().0, "hb");
+    assert!(parse_options("w3po[history=x]").is_err());
+    assert!(parse_options("w3po[fast]").is_err());
+    assert!(parse_options("w3po[history=1").is_err());
 }
