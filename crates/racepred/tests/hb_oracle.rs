@@ -46,7 +46,9 @@ fn check(t: &Trace) -> Result<(), TestCaseError> {
     prop_assert!(
         o.trace_specific_adjacent.is_subset(&shbp),
         "trace-specific adjacent pairs {:?} missing from shbp",
-        o.trace_specific_adjacent.difference(&shbp).collect::<Vec<_>>()
+        o.trace_specific_adjacent
+            .difference(&shbp)
+            .collect::<Vec<_>>()
     );
     let seconds: BTreeSet<u64> = o.predictable.iter().map(|&(_, s)| s).collect();
     for kind in [AnalysisKind::FastTrack, AnalysisKind::Hb, AnalysisKind::Shb] {

@@ -65,7 +65,11 @@ proptest! {
 /// nor a Lockset-W3 pair.
 #[test]
 fn w3po_misses_standard_predictable_pairs() {
-    let t = Trace::from_events(vec![Event::write(0, 0), Event::write(0, 0), Event::read(1, 0)]);
+    let t = Trace::from_events(vec![
+        Event::write(0, 0),
+        Event::write(0, 0),
+        Event::read(1, 0),
+    ]);
     let o = analyze(&t, &OracleConfig::default()).unwrap();
     assert!(o.predictable.contains(&(0, 2)));
     assert!(!o.adjacent.contains(&(0, 2)));

@@ -1,8 +1,8 @@
 //! Race reports: plain data, shared by every analysis. Formatting lives in `text`, `json`
 //! and `sarif` and adds no logic (TSan's `tsan_report.h`).
 
-pub mod plot;
 pub mod json;
+pub mod plot;
 pub mod sarif;
 pub mod text;
 

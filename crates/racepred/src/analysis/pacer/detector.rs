@@ -739,7 +739,13 @@ impl Detector {
                 if sampling && v[k].is_ghost() {
                     let c = self.clock_of(t, t);
                     if let Reads::Map(v) = &mut self.vars[xi].r {
-                        v[k] = Entry { t, c, ft, loc, index };
+                        v[k] = Entry {
+                            t,
+                            c,
+                            ft,
+                            loc,
+                            index,
+                        };
                     }
                 }
                 return false;
