@@ -146,7 +146,7 @@ pub fn elide(t: &Trace, cfg: &ElideConfig) -> Result<Elided> {
                 let e = &t.events[i as usize];
                 let lk = (matches!(e.op, Op::Acquire | Op::Release)
                     && chosen.get(e.target as usize) == Some(&true))
-                .then(|| LockId(e.target));
+                .then_some(LockId(e.target));
                 if let (Some(l), Op::Acquire) = (lk, e.op) {
                     if depth[l.index()] == 0 {
                         held += 1;
