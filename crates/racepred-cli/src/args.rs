@@ -43,6 +43,9 @@ pub enum Command {
     Perturb(PerturbArgs),
     /// PACER: run many sampling trials and report how often each FastTrack race is found.
     Sample(SampleArgs),
+    /// RDIT harness: remove regions of a complete trace, each becoming a barrier pair
+    /// (mbegin/mend) whose address set is what the region touched.
+    Elide(ElideArgs),
 }
 
 /// Input options shared by commands that read a trace.
@@ -112,6 +115,12 @@ pub struct AnalyzeArgs {
     /// Print every race pair / racy event, not only one line per location pair.
     #[arg(long)]
     pub all: bool,
+    /// RDIT: order every two barrier pairs of different threads (the naive approach).
+    #[arg(long)]
+    pub conservative: bool,
+    /// RDIT: comma-separated addresses to ignore for barrier edges (globals).
+    #[arg(long, value_name = "ADDRS", value_delimiter = ',')]
+    pub ignore_global: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,4 +275,30 @@ pub struct SampleArgs {
     /// Write the per-race detection rates as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ElideArgs {
+    #[command(flatten)]
+    pub input: Input,
+    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format; default: from the extension.
+    #[arg(long, value_enum)]
+    pub to: Option<FormatArg>,
+    /// Comma-separated methods whose recorded calls (mbegin..mend) lose their events.
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<String>,
+    /// Comma-separated locks whose critical sections become barrier pairs.
+    #[arg(long, value_delimiter = ',')]
+    pub locks: Vec<String>,
+    /// Share of short per-thread windows to remove (0-1).
+    #[arg(long, default_value_t = 0.0)]
+    pub fraction: f64,
+    /// Longest window removed by --fraction (events).
+    #[arg(long, default_value_t = 4)]
+    pub max_window: usize,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }

@@ -23,7 +23,8 @@
 //! child; `vw` joins the thread into the volatile's vector clock and increments, `vr` joins
 //! it back (every earlier `vw` of the variable happens before a later `vr`); `sig` copies
 //! the thread clock into the condition's (the latest `sig` wins) and increments, `wait`
-//! joins it. `mbegin`/`mend`/`begin`/`end` are ignored. Each event of thread `t` has the
+//! joins it. `begin`/`end` are ignored; `mbegin`/`mend` go to the access policy's
+//! [`Accesses::method`] hook, a no-op except for RDIT's barrier pairs ([`super::rdit`]). Each event of thread `t` has the
 //! epoch `C_t(t)@t`; `e ≤ f` iff `e`'s time is at most `f`'s thread clock at `e`'s thread.
 //!
 //! Djit+ (`hb`), GENERIC Alg. 5–6: one vector of last-read and one of last-write times per
@@ -35,7 +36,7 @@
 
 use crate::clock::{vector_le, Clock, VectorClock};
 use crate::report::{RaceReport, RacyEvent, ReportKind};
-use crate::trace::{Event, Names, Op, ThreadId};
+use crate::trace::{AddrId, Event, Names, Op, ThreadId};
 
 use super::{Analysis, Side};
 
@@ -46,6 +47,12 @@ pub trait Accesses<C: Clock> {
     fn read(&mut self, index: u64, ev: &Event, c: &C);
     fn read_after_wrd(&mut self, _index: u64, _ev: &Event, _c: &C) {}
     fn write(&mut self, index: u64, ev: &Event, c: &C);
+    /// Extra synchronisation at an `mbegin` / `mend` (RDIT barrier pairs,
+    /// [`super::rdit::Barriers`]): `c` is the thread's clock, to join into and publish
+    /// from (publish, then increment — the clock discipline of [`crate::clock`]). The
+    /// default does nothing, so HB engines without the hook ignore the events at no cost.
+    #[inline(always)]
+    fn method(&mut self, _index: u64, _ev: &Event, _addresses: &[AddrId], _c: &mut C) {}
     /// Fills in the findings.
     fn finish(&mut self, report: &mut RaceReport);
     fn report_kind(&self) -> ReportKind;
@@ -142,7 +149,7 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
     }
 
     #[inline]
-    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+    fn on_event(&mut self, index: u64, ev: &Event, side: Side<'_>) {
         self.events = index + 1;
         let t = ev.thread.index();
         self.thread(t);
@@ -210,7 +217,11 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
                     self.threads[t].join(s);
                 }
             }
-            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+            Op::MethodBegin | Op::MethodEnd => {
+                self.acc
+                    .method(index, ev, side.addresses, &mut self.threads[t]);
+            }
+            Op::Begin | Op::End => {}
         }
     }
 

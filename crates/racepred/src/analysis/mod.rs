@@ -15,6 +15,7 @@ pub mod wcp;
 pub mod fasttrack;
 pub mod hb;
 pub mod hbp;
+pub mod rdit;
 pub mod shb;
 
 use crate::clock::{TreeClock, VectorClock};
@@ -250,10 +251,13 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::Sshb => Box::new(sshb::Sshb::new(sshb::SshbConfig::default())),
         AnalysisKind::Pacer => Box::new(pacer::Pacer::from_options(opts)),
         AnalysisKind::Rdit => {
-            return Err(Error::invalid(format!(
-                "analysis `{}` is not available in this build yet",
-                kind.name()
-            )))
+            let cfg = rdit::RditConfig {
+                conservative: opts.conservative,
+                ignore: Vec::new(),
+                ignore_names: opts.ignore_global.clone(),
+                count_removed: true,
+            };
+            by_clock!(rdit::rdit, &cfg)
         }
     })
 }

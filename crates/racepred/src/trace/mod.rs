@@ -11,6 +11,7 @@ mod names;
 
 pub mod binary;
 pub mod csv;
+pub mod elide;
 pub mod golog;
 pub mod open;
 pub mod rr;
