@@ -60,12 +60,12 @@ pub fn write_text<W: Write + ?Sized>(
             let p = &r.pairs[g.first_pair];
             write!(
                 w,
-                "  {:>width$}  {:<11}  {} -> {}  {}  first: {} ({}) -> {} ({})",
+                "  {:>width$}x  {:<11}  {} at {} -> {}  (first: event {} in {}, event {} in {})",
                 g.count,
                 p.kind.name(),
+                names.var(p.first_event.var()),
                 names.loc(p.first_event.loc),
                 names.loc(p.second_event.loc),
-                names.var(p.first_event.var()),
                 p.first,
                 names.thread(p.first_event.thread),
                 p.second,
@@ -90,10 +90,10 @@ pub fn write_text<W: Write + ?Sized>(
         for (ev, count, first) in &groups {
             writeln!(
                 w,
-                "  {count:>width$}  {}  {}({})  first: {first} ({})",
-                names.loc(ev.loc),
+                "  {count:>width$}x  {}({}) at {}  (first: event {first} in {})",
                 ev.op.std_name(),
                 names.var(ev.var()),
+                names.loc(ev.loc),
                 names.thread(ev.thread),
             )?;
         }
@@ -171,21 +171,21 @@ pub(crate) mod tests {
         );
         assert_eq!(
             lines[1],
-            "  2  write-read   1 -> 2  V0  first: 0 (T0) -> 1 (T1)"
+            "  2x  write-read   V0 at 1 -> 2  (first: event 0 in T0, event 1 in T1)"
         );
         assert_eq!(
             lines[2],
-            "  1  read-write   2 -> 1  V0  first: 1 (T1) -> 2 (T0)"
+            "  1x  read-write   V0 at 2 -> 1  (first: event 1 in T1, event 2 in T0)"
         );
         assert_eq!(
             lines[3],
-            "  1  write-write  3 -> 4  V1  first: 4 (T1) -> 5 (T0)"
+            "  1x  write-write  V1 at 3 -> 4  (first: event 4 in T1, event 5 in T0)"
         );
         assert_eq!(
             lines[4],
             "hbp: 3 racy events at 2 locations in 6 events of x.std"
         );
-        assert_eq!(lines[5], "  2  2  r(V0)  first: 1 (T1)");
+        assert_eq!(lines[5], "  2x  r(V0) at 2  (first: event 1 in T1)");
         assert_eq!(lines[7], "  note: complete");
         let empty = RaceReport::new("hb", ReportKind::RacyEvents);
         assert_eq!(
