@@ -30,11 +30,10 @@
 //! line and what is wrong. RAPID rejects `enter`/`exit`/`dummy` when building events; we
 //! accept them as above. Fields are trimmed of surrounding whitespace.
 
-use std::io::BufRead;
-
-use super::lines::{check_name, trim, LineReader};
-use super::{Event, EventSource, LocId, Names, Op, ThreadId};
-use crate::error::{Error, ErrorKind, Position, Result};
+use super::lines::{check_name, trim};
+use super::text::{LineFormat, TextReader};
+use super::{Event, LocId, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Result};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum CsvOp {
@@ -98,11 +97,11 @@ pub fn looks_like(line: &[u8]) -> bool {
 }
 
 /// Streaming RAPID CSV reader.
-pub struct CsvReader<R> {
-    lines: LineReader<R>,
-    names: Names,
-    events: u64,
-    /// Events of a `sync` row still to return.
+pub type CsvReader<R> = TextReader<R, CsvFormat>;
+
+/// The RAPID CSV [`LineFormat`]: the events of a `sync` row still to return, and whether the
+/// (possible header) first row has been seen.
+pub struct CsvFormat {
     pending: [Event; 4],
     pending_len: u8,
     pending_next: u8,
@@ -110,22 +109,9 @@ pub struct CsvReader<R> {
     scratch: Vec<u8>,
 }
 
-impl<R: std::io::Read> CsvReader<std::io::BufReader<R>> {
-    pub fn new(rdr: R) -> Self {
-        CsvReader::from_lines(LineReader::new(rdr))
-    }
-}
-
-impl<R: BufRead> CsvReader<R> {
-    pub fn from_buf_read(rdr: R) -> Self {
-        CsvReader::from_lines(LineReader::from_buf_read(rdr))
-    }
-
-    fn from_lines(lines: LineReader<R>) -> Self {
-        CsvReader {
-            lines,
-            names: Names::new(),
-            events: 0,
+impl Default for CsvFormat {
+    fn default() -> Self {
+        CsvFormat {
             pending: [Event::read(0, 0); 4],
             pending_len: 0,
             pending_next: 0,
@@ -133,12 +119,38 @@ impl<R: BufRead> CsvReader<R> {
             scratch: Vec::new(),
         }
     }
+}
 
-    fn pos(&self) -> Position {
-        Position {
-            line: self.lines.line(),
-            byte: self.lines.byte(),
-            event: Some(self.events),
+impl LineFormat for CsvFormat {
+    /// Nothing: [`parse_row`] skips comments, empty rows and the header itself.
+    fn skip(_line: &[u8]) -> bool {
+        false
+    }
+
+    fn parse(&mut self, line: &[u8], lineno: u64, names: &mut Names) -> Result<Option<Event>> {
+        let n = parse_row(
+            line,
+            lineno,
+            &mut self.seen_row,
+            names,
+            &mut self.scratch,
+            &mut self.pending,
+        )?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.pending_len = n as u8;
+        self.pending_next = 1;
+        Ok(Some(self.pending[0]))
+    }
+
+    fn pending(&mut self) -> Option<Event> {
+        if self.pending_next < self.pending_len {
+            let ev = self.pending[self.pending_next as usize];
+            self.pending_next += 1;
+            Some(ev)
+        } else {
+            None
         }
     }
 }
@@ -214,58 +226,6 @@ fn parse_row(
             Ok(4)
         }
         CsvOp::Dummy => Ok(0),
-    }
-}
-
-impl<R: BufRead> EventSource for CsvReader<R> {
-    fn next_event(&mut self) -> Result<Option<Event>> {
-        if self.pending_next < self.pending_len {
-            let ev = self.pending[self.pending_next as usize];
-            self.pending_next += 1;
-            self.events += 1;
-            return Ok(Some(ev));
-        }
-        loop {
-            let lineno = self.lines.line() + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let r = parse_row(
-                line,
-                lineno,
-                &mut self.seen_row,
-                &mut self.names,
-                &mut self.scratch,
-                &mut self.pending,
-            );
-            let n = match r {
-                Ok(n) => n,
-                Err(e) => return Err(e.at(self.pos())),
-            };
-            if n == 0 {
-                continue;
-            }
-            self.pending_len = n as u8;
-            self.pending_next = 1;
-            self.events += 1;
-            return Ok(Some(self.pending[0]));
-        }
-    }
-
-    fn names(&self) -> &Names {
-        &self.names
-    }
-
-    fn position(&self) -> Position {
-        Position {
-            line: self.lines.line(),
-            byte: self.lines.byte(),
-            event: self.events.checked_sub(1),
-        }
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.lines.consumed()
     }
 }
 

@@ -25,11 +25,10 @@
 //! lines and `#` lines are skipped. Annotation lines such as the figure's `STUCK` are
 //! errors: any line that is not an event is reported with its line number.
 
-use std::io::BufRead;
-
-use super::lines::{check_name, is_skippable, trim, LineReader};
-use super::{Event, EventSource, LocId, Names, Op, ThreadId};
-use crate::error::{Error, ErrorKind, Position, Result};
+use super::lines::{check_name, trim};
+use super::text::{LineFormat, TextReader};
+use super::{Event, LocId, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Result};
 
 fn op_of(name: &[u8]) -> Option<Op> {
     Some(match name {
@@ -52,31 +51,23 @@ pub fn looks_like(line: &[u8]) -> bool {
 }
 
 /// Streaming reader of the SSHB Go-tool logs.
-pub struct GoLogReader<R> {
-    lines: LineReader<R>,
-    names: Names,
-    events: u64,
+pub type GoLogReader<R> = TextReader<R, GoLogFormat>;
+
+/// The Go-tool log [`LineFormat`]: keeps the `NUM` field of the last event.
+#[derive(Default)]
+pub struct GoLogFormat {
     seq: u64,
 }
 
-impl<R: std::io::Read> GoLogReader<std::io::BufReader<R>> {
-    pub fn new(rdr: R) -> Self {
-        GoLogReader::from_lines(LineReader::new(rdr))
-    }
-}
-
-impl<R: BufRead> GoLogReader<R> {
-    pub fn from_buf_read(rdr: R) -> Self {
-        GoLogReader::from_lines(LineReader::from_buf_read(rdr))
+impl LineFormat for GoLogFormat {
+    fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
+        let (ev, seq) = parse_line(line, names)?;
+        self.seq = seq;
+        Ok(Some(ev))
     }
 
-    fn from_lines(lines: LineReader<R>) -> Self {
-        GoLogReader {
-            lines,
-            names: Names::new(),
-            events: 0,
-            seq: 0,
-        }
+    fn seq(&self) -> Option<u64> {
+        Some(self.seq)
     }
 }
 
@@ -139,51 +130,6 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
     let target = names.table_mut(op.target_kind()).intern(obj);
     let loc = LocId(names.locs.intern(loc));
     Ok((Event::new(t, op, target, loc), seq))
-}
-
-impl<R: BufRead> EventSource for GoLogReader<R> {
-    fn next_event(&mut self) -> Result<Option<Event>> {
-        loop {
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            if line.is_empty() || is_skippable(line) {
-                continue;
-            }
-            return match parse_line(line, &mut self.names) {
-                Ok((ev, seq)) => {
-                    self.events += 1;
-                    self.seq = seq;
-                    Ok(Some(ev))
-                }
-                Err(e) => Err(e.at(Position {
-                    line: self.lines.line(),
-                    byte: self.lines.byte(),
-                    event: Some(self.events),
-                })),
-            };
-        }
-    }
-
-    fn names(&self) -> &Names {
-        &self.names
-    }
-
-    fn position(&self) -> Position {
-        Position {
-            line: self.lines.line(),
-            byte: self.lines.byte(),
-            event: self.events.checked_sub(1),
-        }
-    }
-
-    fn seq(&self) -> Option<u64> {
-        (self.events > 0).then_some(self.seq)
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.lines.consumed()
-    }
 }
 
 #[cfg(test)]

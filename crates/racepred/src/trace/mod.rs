@@ -17,6 +17,7 @@ pub mod open;
 pub mod rr;
 pub mod stats;
 pub mod std_format;
+pub mod text;
 pub mod validate;
 pub mod write;
 

@@ -33,11 +33,10 @@
 //! - `Dummy` events are skipped (RAPID builds them and then throws).
 //! - `Enter`/`Exit` keep their method name (RAPID drops it).
 
-use std::io::BufRead;
-
-use super::lines::{check_name, trim, LineReader};
-use super::{Event, EventSource, LocId, Names, Op, ThreadId};
-use crate::error::{Error, ErrorKind, Position, Result};
+use super::lines::{check_name, trim};
+use super::text::{LineFormat, TextReader};
+use super::{Event, LocId, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Result};
 
 /// What a RoadRunner operation name means (`None` for `Dummy`, which is skipped).
 fn op_of(name: &[u8]) -> Option<Option<Op>> {
@@ -71,29 +70,19 @@ pub fn looks_like(line: &[u8]) -> bool {
 }
 
 /// Streaming RoadRunner log reader.
-pub struct RrReader<R> {
-    lines: LineReader<R>,
-    names: Names,
-    events: u64,
-}
+pub type RrReader<R> = TextReader<R, RrFormat>;
 
-impl<R: std::io::Read> RrReader<std::io::BufReader<R>> {
-    pub fn new(rdr: R) -> Self {
-        RrReader::from_lines(LineReader::new(rdr))
-    }
-}
+/// The RoadRunner [`LineFormat`]: lines not starting with `@` are skipped.
+#[derive(Default)]
+pub struct RrFormat;
 
-impl<R: BufRead> RrReader<R> {
-    pub fn from_buf_read(rdr: R) -> Self {
-        RrReader::from_lines(LineReader::from_buf_read(rdr))
+impl LineFormat for RrFormat {
+    fn skip(line: &[u8]) -> bool {
+        line.first() != Some(&b'@')
     }
 
-    fn from_lines(lines: LineReader<R>) -> Self {
-        RrReader {
-            lines,
-            names: Names::new(),
-            events: 0,
-        }
+    fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
+        parse_line(line, names)
     }
 }
 
@@ -171,49 +160,6 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
     let t = ThreadId(names.threads.intern(thread));
     let target = names.table_mut(op.target_kind()).intern(aux);
     Ok(Some(Event::new(t, op, target, loc)))
-}
-
-impl<R: BufRead> EventSource for RrReader<R> {
-    fn next_event(&mut self) -> Result<Option<Event>> {
-        loop {
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            if line.first() != Some(&b'@') {
-                continue;
-            }
-            match parse_line(line, &mut self.names) {
-                Ok(Some(ev)) => {
-                    self.events += 1;
-                    return Ok(Some(ev));
-                }
-                Ok(None) => continue,
-                Err(e) => {
-                    return Err(e.at(Position {
-                        line: self.lines.line(),
-                        byte: self.lines.byte(),
-                        event: Some(self.events),
-                    }))
-                }
-            }
-        }
-    }
-
-    fn names(&self) -> &Names {
-        &self.names
-    }
-
-    fn position(&self) -> Position {
-        Position {
-            line: self.lines.line(),
-            byte: self.lines.byte(),
-            event: self.events.checked_sub(1),
-        }
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.lines.consumed()
-    }
 }
 
 #[cfg(test)]

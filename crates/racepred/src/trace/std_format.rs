@@ -4,56 +4,53 @@
 //! starting with `#` are skipped. `mbegin(M;A1,A2)` carries an address set; `begin` and `end`
 //! may omit their argument. Everything else is an error naming the line.
 
-use std::io::BufRead;
-
-use super::lines::{check_name, find_byte, is_skippable, trim, LineReader};
-use super::{AddrId, Event, EventSource, LocId, NameKind, Names, Op, ThreadId};
-use crate::error::{Error, ErrorKind, Position, Result};
+use super::lines::{check_name, find_byte, trim};
+use super::text::{LineFormat, TextReader};
+use super::{AddrId, Event, LocId, Names, Op, ThreadId};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Streaming STD reader.
-pub struct StdReader<R> {
-    lines: LineReader<R>,
-    names: Names,
+pub type StdReader<R> = TextReader<R, StdFormat>;
+
+/// The STD [`LineFormat`]: the `mbegin` address set of the last event and a cache of the
+/// last thread token.
+pub struct StdFormat {
     addrs: Vec<AddrId>,
-    events: u64,
     /// Cache of the last thread token: consecutive events mostly come from one thread.
     last_thread: Vec<u8>,
     last_thread_id: ThreadId,
 }
 
-impl<R: std::io::Read> StdReader<std::io::BufReader<R>> {
-    pub fn new(rdr: R) -> Self {
-        StdReader::from_lines(LineReader::new(rdr))
-    }
-}
-
-impl<R: BufRead> StdReader<R> {
-    pub fn from_buf_read(rdr: R) -> Self {
-        StdReader::from_lines(LineReader::from_buf_read(rdr))
-    }
-
-    fn from_lines(lines: LineReader<R>) -> Self {
-        StdReader {
-            lines,
-            names: Names::new(),
+impl Default for StdFormat {
+    fn default() -> Self {
+        StdFormat {
             addrs: Vec::new(),
-            events: 0,
             last_thread: Vec::new(),
             last_thread_id: ThreadId::NONE,
         }
     }
+}
 
-    fn pos(&self) -> Position {
-        Position {
-            line: self.lines.line(),
-            byte: self.lines.byte(),
-            event: Some(self.events),
-        }
+impl LineFormat for StdFormat {
+    #[inline]
+    fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
+        self.addrs.clear();
+        parse_line(
+            line,
+            names,
+            &mut self.addrs,
+            &mut self.last_thread,
+            &mut self.last_thread_id,
+        )
+        .map(Some)
+    }
+
+    fn addresses(&self) -> &[AddrId] {
+        &self.addrs
     }
 }
 
-/// Parses one non-skippable STD line. Split out of the reader so the borrow of the line
-/// buffer and of the name tables stay apart.
+/// Parses one non-skippable STD line.
 #[inline]
 fn parse_line(
     line: &[u8],
@@ -143,73 +140,13 @@ fn parse_line(
             if a.is_empty() && op.target_optional() {
                 u32::MAX
             } else {
-                check_name(a, target_what(op.target_kind()))?;
+                check_name(a, super::binary::kind_what(op.target_kind()))?;
                 names.table_mut(op.target_kind()).intern(a)
             }
         }
     };
     let loc = LocId(names.locs.intern(loc));
     Ok(Event::new(thread_id, op, target, loc))
-}
-
-fn target_what(kind: NameKind) -> &'static str {
-    match kind {
-        NameKind::Thread => "thread",
-        NameKind::Var => "variable",
-        NameKind::Lock => "lock",
-        NameKind::Loc => "location",
-        NameKind::Cond => "condition",
-        NameKind::Method => "method",
-        NameKind::Addr => "address",
-    }
-}
-
-impl<R: BufRead> EventSource for StdReader<R> {
-    #[inline]
-    fn next_event(&mut self) -> Result<Option<Event>> {
-        loop {
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            if line.is_empty() || is_skippable(line) {
-                continue;
-            }
-            self.addrs.clear();
-            return match parse_line(
-                line,
-                &mut self.names,
-                &mut self.addrs,
-                &mut self.last_thread,
-                &mut self.last_thread_id,
-            ) {
-                Ok(ev) => {
-                    self.events += 1;
-                    Ok(Some(ev))
-                }
-                Err(e) => Err(e.at(self.pos())),
-            };
-        }
-    }
-
-    fn names(&self) -> &Names {
-        &self.names
-    }
-
-    fn position(&self) -> Position {
-        Position {
-            line: self.lines.line(),
-            byte: self.lines.byte(),
-            event: self.events.checked_sub(1),
-        }
-    }
-
-    fn addresses(&self) -> &[AddrId] {
-        &self.addrs
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.lines.consumed()
-    }
 }
 
 #[cfg(test)]

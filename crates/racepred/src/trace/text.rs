@@ -1,0 +1,217 @@
+//! The one streaming reader behind every text format: lines in, events out.
+//!
+//! A text format (STD, RoadRunner, RAPID CSV, the SSHB Go-tool logs) is a [`LineFormat`]: it
+//! turns one line into at most one event (plus, for CSV's `sync`, events queued for the next
+//! calls) and keeps whatever per-format state it needs. [`TextReader`] owns the rest — the
+//! [`LineReader`], the name tables, the event count and the error positions — and is the
+//! [`EventSource`]. Each format module names its reader as an alias, e.g.
+//! `StdReader<R> = TextReader<R, StdFormat>`.
+
+use std::io::{BufRead, Read};
+
+use super::lines::{is_skippable, LineReader};
+use super::{AddrId, Event, EventSource, Names};
+use crate::error::{Position, Result};
+
+/// How one text format reads a line.
+///
+/// `parse` sees every line that `skip` does not drop, and returns `Ok(None)` for one that
+/// holds no event after all (a RoadRunner `Dummy`, a CSV header). An error is returned
+/// without a position; the reader attaches the line's.
+pub trait LineFormat: Default {
+    /// True for a line to pass over without parsing: by default blank lines and lines
+    /// starting with `#` ([`is_skippable`]).
+    #[inline(always)]
+    fn skip(line: &[u8]) -> bool {
+        line.is_empty() || is_skippable(line)
+    }
+
+    /// Parses one line (without its line ending); `lineno` is its 1-based number.
+    fn parse(&mut self, line: &[u8], lineno: u64, names: &mut Names) -> Result<Option<Event>>;
+
+    /// An event queued by the last line, returned before the next line is read (CSV's
+    /// `sync` rows expand to four events).
+    #[inline(always)]
+    fn pending(&mut self) -> Option<Event> {
+        None
+    }
+
+    /// The address set of the last event returned ([`EventSource::addresses`]).
+    #[inline(always)]
+    fn addresses(&self) -> &[AddrId] {
+        &[]
+    }
+
+    /// The global access number of the last event returned ([`EventSource::seq`]); only
+    /// asked once an event has been returned.
+    #[inline(always)]
+    fn seq(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Streaming reader of a text format `F` from `R`.
+pub struct TextReader<R, F> {
+    lines: LineReader<R>,
+    names: Names,
+    /// Events returned so far.
+    events: u64,
+    format: F,
+}
+
+impl<R: Read, F: LineFormat> TextReader<std::io::BufReader<R>, F> {
+    /// Reads from `rdr` through a large buffer.
+    pub fn new(rdr: R) -> Self {
+        TextReader::from_lines(LineReader::new(rdr))
+    }
+}
+
+impl<R: BufRead, F: LineFormat> TextReader<R, F> {
+    /// Reads from an already buffered reader (e.g. a decompressor).
+    pub fn from_buf_read(rdr: R) -> Self {
+        TextReader::from_lines(LineReader::from_buf_read(rdr))
+    }
+
+    fn from_lines(lines: LineReader<R>) -> Self {
+        TextReader {
+            lines,
+            names: Names::new(),
+            events: 0,
+            format: F::default(),
+        }
+    }
+}
+
+impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
+    #[inline]
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        if let Some(ev) = self.format.pending() {
+            self.events += 1;
+            return Ok(Some(ev));
+        }
+        loop {
+            // Taken before `next_line`, whose line borrows the reader.
+            let lineno = self.lines.line() + 1;
+            let Some(line) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            if F::skip(line) {
+                continue;
+            }
+            match self.format.parse(line, lineno, &mut self.names) {
+                Ok(Some(ev)) => {
+                    self.events += 1;
+                    return Ok(Some(ev));
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    return Err(e.at(Position {
+                        line: self.lines.line(),
+                        byte: self.lines.byte(),
+                        event: Some(self.events),
+                    }))
+                }
+            }
+        }
+    }
+
+    fn names(&self) -> &Names {
+        &self.names
+    }
+
+    fn position(&self) -> Position {
+        Position {
+            line: self.lines.line(),
+            byte: self.lines.byte(),
+            event: self.events.checked_sub(1),
+        }
+    }
+
+    fn addresses(&self) -> &[AddrId] {
+        self.format.addresses()
+    }
+
+    fn seq(&self) -> Option<u64> {
+        if self.events > 0 {
+            self.format.seq()
+        } else {
+            None
+        }
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.lines.consumed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::trace::{LocId, Op, ThreadId};
+
+    /// A toy format: a line of `k` `x`s is `k` writes (one returned, the rest queued), `!` is
+    /// an error, `-` holds no event; the line number is the event's `seq`.
+    #[derive(Default)]
+    struct Xs {
+        queued: u32,
+        seq: u64,
+    }
+
+    impl LineFormat for Xs {
+        fn parse(&mut self, line: &[u8], lineno: u64, names: &mut Names) -> Result<Option<Event>> {
+            match line {
+                b"!" => Err(Error::syntax("bang")),
+                b"-" => Ok(None),
+                _ => {
+                    let t = ThreadId(names.threads.intern(b"T"));
+                    self.queued = line.len() as u32 - 1;
+                    self.seq = lineno;
+                    Ok(Some(Event::new(t, Op::Write, 0, LocId::NONE)))
+                }
+            }
+        }
+
+        fn pending(&mut self) -> Option<Event> {
+            (self.queued > 0).then(|| {
+                self.queued -= 1;
+                Event::new(ThreadId(0), Op::Write, 0, LocId::NONE)
+            })
+        }
+
+        fn seq(&self) -> Option<u64> {
+            Some(self.seq)
+        }
+    }
+
+    #[test]
+    fn skips_queues_and_positions() {
+        let mut r = TextReader::<_, Xs>::new(&b"# c\nxx\n\n-\nx\n!\n"[..]);
+        assert_eq!(r.seq(), None, "no event yet");
+        let mut got = Vec::new();
+        while let Some(_ev) = r.next_event().unwrap_or(None) {
+            let p = r.position();
+            got.push((p.line, p.byte, p.event, r.seq()));
+        }
+        assert_eq!(
+            got,
+            [
+                (2, 4, Some(0), Some(2)),
+                (2, 4, Some(1), Some(2)),
+                (5, 10, Some(2), Some(5)),
+            ]
+        );
+        let mut r = TextReader::<_, Xs>::new(&b"x\n!\n"[..]);
+        r.next_event().unwrap();
+        let e = r.next_event().unwrap_err();
+        assert_eq!(
+            e.position(),
+            Some(Position {
+                line: 2,
+                byte: 2,
+                event: Some(1)
+            })
+        );
+        assert_eq!(r.bytes_read(), 4);
+    }
+}
