@@ -24,27 +24,26 @@ corpus=${CORPUS:-$root/../shared/corpus}
 cargo build --release -q -p racepred-cli
 bin=$root/target/release/racepred
 
-# time_cmd LABEL EVENTS CMD...: prints label, seconds, M events/s, peak RSS MiB.
+# time_cmd LABEL EVENTS CMD...: prints label, wall seconds, M events/s, peak RSS MiB.
+# Exit status 1 (races found) is expected; the output goes to /dev/null.
 time_cmd() {
     local label=$1 events=$2
     shift 2
-    local tf
+    local tf s e secs kib=0
     tf=$(mktemp)
+    s=$(date +%s%N)
     if [ -x /usr/bin/time ]; then
-        /usr/bin/time -f "%e %M" -o "$tf" "$@" >/dev/null 2>&1 || true
-        read -r secs kib <"$tf"
+        /usr/bin/time -f "%M" -o "$tf" "$@" >/dev/null 2>&1 || true
+        kib=$(tail -n 1 "$tf")
     else
-        local s e
-        s=$(date +%s.%N)
         "$@" >/dev/null 2>&1 || true
-        e=$(date +%s.%N)
-        secs=$(echo "$e - $s" | bc)
-        kib=0
     fi
+    e=$(date +%s%N)
     rm -f "$tf"
+    secs=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", (e - s) / 1e9 }')
     awk -v l="$label" -v n="$events" -v s="$secs" -v k="$kib" 'BEGIN {
         r = (s > 0) ? n / s / 1e6 : 0;
-        printf "%-48s %12d events %8.2f s %9.2f M events/s %8.1f MiB peak\n", l, n, s, r, k / 1024 }'
+        printf "%-48s %12d events %8.3f s %9.2f M events/s %8.1f MiB peak\n", l, n, s, r, k / 1024 }'
 }
 
 echo "== generated traces (4 threads, 1000 variables, 8 locks, 10% sync)"
