@@ -13,8 +13,8 @@
 //! sampling periods" true in time, not only in work): a bitmap says which variables have
 //! non-null metadata (a read outside sampling periods is one bit test); FastTrack's write
 //! epoch of each variable is a 4-byte epoch id in its own array (a write is one compare and
-//! store); the metadata itself (`VarMeta`, one cache line) is touched only while sampling or
-//! when the bit is set. The sampler is a countdown. On the 10^7-event benchmark this took
+//! store); the metadata itself (`Packed`, 32 bytes, with report sites apart) is touched
+//! only while sampling or when the bit is set. The sampler is a countdown. On the 10^7-event benchmark this took
 //! rate 0 from 1.30× to 0.33× FastTrack's CPU time and r = 0.03 from 1.62× to about 0.9×.
 //!
 //! Clocks live in an arena of reference-counted buffers: a shallow copy bumps a count; a
@@ -300,14 +300,10 @@ impl MapPool {
     }
 }
 
-/// A variable's cold metadata, looked at only while sampling or when its bit in
-/// `Detector::has_meta` is set. FastTrack's write epoch lives apart (`Detector::wep`).
-/// One aligned cache line, plain data (read maps pooled): a sampled access to a variable
-/// without metadata only stores. Gain against the 72-byte owning version: within noise
-/// (a compact pool of live entries instead of this dense table was no better at r ≤ 0.03
-/// and 40% slower at r = 1, so it was dropped).
+/// A variable's metadata as the access code works on it (decoded from [`Packed`] and
+/// [`Sites`]; entries loaded from `Packed` have `index == UNFILLED` until
+/// [`Detector::fill`] looks up their site).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
 struct VarMeta {
     /// The last write if it was sampled (`NO_ENTRY` after an unsampled one: its FastTrack
     /// epoch is in `Detector::wep`).
@@ -318,23 +314,12 @@ struct VarMeta {
     cleared_sampled: bool,
 }
 
-impl Default for VarMeta {
-    fn default() -> Self {
-        VarMeta::NULL
-    }
-}
-
 impl VarMeta {
     const NULL: VarMeta = VarMeta {
         w: NO_ENTRY,
         r: Reads::Null,
         cleared_sampled: false,
     };
-
-    #[inline]
-    fn is_null(&self) -> bool {
-        !self.has_sampled_write() && matches!(self.r, Reads::Null)
-    }
 
     #[inline]
     fn has_sampled_write(&self) -> bool {
@@ -345,6 +330,62 @@ impl VarMeta {
     fn w(&self) -> Option<Entry> {
         self.has_sampled_write().then_some(self.w)
     }
+}
+
+/// `Packed::r_t` of a read map held in the pool (its index in `r_c`).
+const MAP_T: u32 = u32::MAX - 1;
+/// `Entry::index` of an entry whose site is still in `Detector::sites`.
+const UNFILLED: u64 = u64::MAX;
+
+/// A variable's metadata as stored, looked at only while sampling or when its bit in
+/// `Detector::has_meta` is set: what the race checks need, 32 bytes (FastTrack's write
+/// epoch lives apart, `Detector::wep`). Plain data, so a sampled access to a variable
+/// without metadata only stores. Against a 64-byte record with the sites inline: r = 1
+/// 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark (best of 8, noisy machine). A
+/// compact pool of live records instead of this dense table was no better at r ≤ 0.03 and
+/// slower at r = 1, so it was dropped.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Packed {
+    /// Sampled write: thread (`NO_THREAD`: none) and clock.
+    w_t: u32,
+    w_c: Time,
+    /// Read map: `NO_THREAD` null, `MAP_T` a pooled map (index in `r_c`), else the epoch
+    /// (`r_t`, `r_c`) with its FastTrack epoch `r_ft`.
+    r_t: u32,
+    r_c: Time,
+    r_ft: u32,
+    cleared_sampled: bool,
+}
+
+impl Default for Packed {
+    fn default() -> Self {
+        Packed {
+            w_t: NO_THREAD,
+            w_c: 0,
+            r_t: NO_THREAD,
+            r_c: 0,
+            r_ft: 0,
+            cleared_sampled: false,
+        }
+    }
+}
+
+impl Packed {
+    #[inline]
+    fn is_null(&self) -> bool {
+        self.w_t == NO_THREAD && self.r_t == NO_THREAD
+    }
+}
+
+/// Where a variable's write and read epoch come from (for reports and for moving an epoch
+/// into a map): written with them, read only then.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sites {
+    w_index: u64,
+    r_index: u64,
+    w_loc: u32,
+    r_loc: u32,
 }
 
 /// FastTrack epoch ids (see `Detector::tep`): 0 = never written, 1 = an epoch that ended
@@ -411,7 +452,8 @@ pub struct Detector {
     /// then). A read map left empty by that write is FastTrack's too iff no non-sampled
     /// operation came since (kept here once instead of per variable).
     last_ns_write: (u32, u64),
-    vars: Vec<VarMeta>,
+    vars: Vec<Packed>,
+    sites: Vec<Sites>,
     maps: MapPool,
     /// Non-sampling fast-path reads and writes (folded into the counters on demand).
     fast_reads: u64,
@@ -443,6 +485,7 @@ impl Detector {
             wep: Vec::new(),
             last_ns_write: (u32::MAX, 0),
             vars: Vec::new(),
+            sites: Vec::new(),
             maps: MapPool::default(),
             fast_reads: 0,
             fast_writes: 0,
@@ -560,6 +603,86 @@ impl Detector {
         match self.has_meta.get(x >> 6) {
             Some(w) => (w >> (x & 63)) & 1 != 0,
             None => false,
+        }
+    }
+
+    /// `x`'s metadata (`x` in range).
+    #[inline]
+    fn load(&self, x: usize) -> VarMeta {
+        let p = self.vars[x];
+        let unfilled = |t, c, ft| Entry {
+            t,
+            c,
+            ft,
+            loc: 0,
+            index: UNFILLED,
+        };
+        VarMeta {
+            w: if p.w_t == NO_THREAD {
+                NO_ENTRY
+            } else {
+                unfilled(p.w_t, p.w_c, 0)
+            },
+            r: match p.r_t {
+                NO_THREAD => Reads::Null,
+                MAP_T => Reads::Map(p.r_c),
+                t => Reads::One(unfilled(t, p.r_c, p.r_ft)),
+            },
+            cleared_sampled: p.cleared_sampled,
+        }
+    }
+
+    /// Stores `x`'s metadata (`x` in range); the sites of new entries go to `sites`.
+    #[inline]
+    fn store(&mut self, x: usize, m: VarMeta) {
+        let mut p = Packed {
+            w_t: m.w.t,
+            w_c: m.w.c,
+            cleared_sampled: m.cleared_sampled,
+            ..Packed::default()
+        };
+        if m.w.t != NO_THREAD && m.w.index != UNFILLED {
+            self.sites[x].w_loc = m.w.loc;
+            self.sites[x].w_index = m.w.index;
+        }
+        match m.r {
+            Reads::Null => {}
+            Reads::Map(i) => {
+                p.r_t = MAP_T;
+                p.r_c = i;
+            }
+            Reads::One(e) => {
+                (p.r_t, p.r_c, p.r_ft) = (e.t, e.c, e.ft);
+                if e.index != UNFILLED {
+                    self.sites[x].r_loc = e.loc;
+                    self.sites[x].r_index = e.index;
+                }
+            }
+        }
+        self.vars[x] = p;
+    }
+
+    /// `e` (`x`'s write entry if `write`, else its read epoch) with its site.
+    #[inline]
+    fn fill(&self, x: usize, mut e: Entry, write: bool) -> Entry {
+        if e.index == UNFILLED {
+            let s = &self.sites[x];
+            (e.loc, e.index) = if write {
+                (s.w_loc, s.w_index)
+            } else {
+                (s.r_loc, s.r_index)
+            };
+        }
+        e
+    }
+
+    /// Makes `vars[x]` and `sites[x]` exist.
+    #[inline]
+    fn grow_vars(&mut self, x: usize) {
+        if x >= self.vars.len() {
+            grow_chunked(&mut self.vars, x);
+            let n = self.vars.len();
+            self.sites.resize(n, Sites::default());
         }
     }
 
@@ -946,7 +1069,7 @@ impl Detector {
         let ft = self.th(t).ft;
         if !has_meta {
             // Sampling, null metadata: nothing to check or load, one store.
-            grow_chunked(&mut self.vars, xi);
+            self.grow_vars(xi);
             let cur = Entry {
                 t,
                 c: self.clock_of(t, t),
@@ -960,24 +1083,25 @@ impl Detector {
                 // FastTrack's map may hold reads that took the fast path: assume a map.
                 self.maps.alloc(&[cur])
             };
-            self.vars[xi] = VarMeta { r, ..VarMeta::NULL };
+            self.store(xi, VarMeta { r, ..VarMeta::NULL });
             self.sync_bit(xi);
             return false;
         }
-        let meta = self.vars[xi];
+        let meta = self.load(xi);
         // FastTrack: read map is epoch(t): no action (but a ghost of this epoch becomes
         // this sampled read, which stands for it).
         if let Reads::One(e) = &meta.r {
             if e.t == t && e.ft == ft {
                 if sampling && e.is_ghost() {
                     let c = self.clock_of(t, t);
-                    self.vars[xi].r = Reads::One(Entry {
+                    let r = Reads::One(Entry {
                         t,
                         c,
                         ft,
                         loc,
                         index,
                     });
+                    self.store(xi, VarMeta { r, ..meta });
                 }
                 return false;
             }
@@ -1003,7 +1127,7 @@ impl Detector {
         let mut racy = false;
         if let Some(w) = meta.w() {
             if !self.ordered(&w, t) {
-                self.scratch.push((w, Op::Write));
+                self.scratch.push((self.fill(xi, w, true), Op::Write));
                 racy = true;
             }
         }
@@ -1028,7 +1152,10 @@ impl Detector {
                     Reads::One(cur)
                 }
                 Reads::One(e) if e.is_ghost() => self.maps.alloc(&[cur]),
-                Reads::One(e) => self.maps.alloc(&[e, cur]),
+                Reads::One(e) => {
+                    let e = self.fill(xi, e, false);
+                    self.maps.alloc(&[e, cur])
+                }
                 Reads::Map(i) => {
                     let v = &mut self.maps.maps[i as usize];
                     match v.iter_mut().find(|e| e.t == t) {
@@ -1049,7 +1176,10 @@ impl Detector {
                     Reads::One(ghost)
                 }
                 Reads::One(e) if e.is_ghost() => self.maps.alloc(&[]),
-                Reads::One(e) => self.maps.alloc(&[e]),
+                Reads::One(e) => {
+                    let e = self.fill(xi, e, false);
+                    self.maps.alloc(&[e])
+                }
                 Reads::Map(i) => {
                     // `t`'s entry from this same FastTrack epoch stands for this read too
                     // (same happens-before successors): keep it.
@@ -1070,7 +1200,7 @@ impl Detector {
                 Reads::Null
             }
         };
-        self.vars[xi].r = r;
+        self.store(xi, VarMeta { r, ..meta });
         self.sync_bit(xi);
         if racy {
             self.report(Event::new(ThreadId(t), Op::Read, x, LocId(loc)), index);
@@ -1107,32 +1237,35 @@ impl Detector {
         };
         if !has_meta {
             // Sampling, null metadata: no race to check; stores only.
-            grow_chunked(&mut self.vars, xi);
+            self.grow_vars(xi);
             // FastTrack's same-epoch skip: the unsampled write of this epoch becomes this
             // sampled write, which stands for it.
             let same = self.wep[xi] == cur_ep;
             self.wep[xi] = cur_ep;
-            self.vars[xi] = VarMeta {
+            let m = VarMeta {
                 w: entry(self),
                 r: Reads::Null,
                 cleared_sampled: !same,
             };
+            self.store(xi, m);
             self.sync_bit(xi);
             return false;
         }
         // FastTrack: write epoch is epoch(t): no action (but an unsampled write of this
         // epoch becomes this sampled write, which stands for it).
         if self.wep[xi] == cur_ep {
-            if sampling && !self.vars[xi].has_sampled_write() {
-                self.vars[xi].w = entry(self);
+            let m = self.load(xi);
+            if sampling && !m.has_sampled_write() {
+                let w = entry(self);
+                self.store(xi, VarMeta { w, ..m });
             }
             return false;
         }
-        let meta = self.vars[xi];
+        let meta = self.load(xi);
         let mut racy = false;
         if let Some(w) = meta.w() {
             if !self.ordered(&w, t) {
-                self.scratch.push((w, Op::Write));
+                self.scratch.push((self.fill(xi, w, true), Op::Write));
                 racy = true;
             }
         }
@@ -1140,7 +1273,7 @@ impl Detector {
             Reads::Null => {}
             Reads::One(e) => {
                 if !self.ordered(&e, t) {
-                    self.scratch.push((e, Op::Read));
+                    self.scratch.push((self.fill(xi, e, false), Op::Read));
                     racy = true;
                 }
             }
@@ -1163,11 +1296,14 @@ impl Detector {
             self.last_ns_write = (x, self.non_sampled_ops());
             NO_ENTRY
         };
-        self.vars[xi] = VarMeta {
-            w,
-            r: Reads::Null,
-            cleared_sampled: sampling,
-        };
+        self.store(
+            xi,
+            VarMeta {
+                w,
+                r: Reads::Null,
+                cleared_sampled: sampling,
+            },
+        );
         self.sync_bit(xi);
         if racy {
             self.report(Event::new(ThreadId(t), Op::Write, x, LocId(loc)), index);
