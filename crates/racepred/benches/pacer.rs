@@ -4,7 +4,8 @@
 //! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
 //! round-robin through the same `dyn Analysis` interface and print the best CPU time of
 //! each (this thread's, from `/proc/thread-self/schedstat`; wall time where that is
-//! missing) and its ratio to FastTrack's.
+//! missing) and its ratio to FastTrack's; with `RACEPRED_BENCH_ONLY=<row name>` only that
+//! row (for a profiler), with `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use racepred::analysis::pacer::{Detector, PacerConfig};

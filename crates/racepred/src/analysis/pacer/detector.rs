@@ -13,9 +13,12 @@
 //! sampling periods" true in time, not only in work): a bitmap says which variables have
 //! non-null metadata (a read outside sampling periods is one bit test); FastTrack's write
 //! epoch of each variable is a 4-byte epoch id in its own array (a write is one compare and
-//! store); the metadata itself (`Packed`, 32 bytes, with report sites apart) is touched
-//! only while sampling or when the bit is set. The sampler is a countdown. On the 10^7-event benchmark this took
-//! rate 0 from 1.30× to 0.33× FastTrack's CPU time and r = 0.03 from 1.62× to about 0.9×.
+//! store); the metadata itself (`Packed`, 32 bytes, with report sites apart, small read
+//! maps inline) is touched only while sampling or when the bit is set. The sampler is a
+//! countdown. On the 10^7-event benchmark (`benches/pacer.rs`, `RACEPRED_BENCH_TABLE`) this
+//! took rate 0 from 1.3–1.7× to 0.32× FastTrack's CPU time and r = 0.03 from 1.6–1.9× to
+//! 0.77×. What is left at low rates is mostly one cache miss per access to a variable that
+//! still has metadata after a sampling period (inherent: such accesses must be checked).
 //!
 //! Clocks live in an arena of reference-counted buffers: a shallow copy bumps a count; a
 //! thread or volatile clones its buffer before changing it when the count is above one
