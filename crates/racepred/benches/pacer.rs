@@ -1,11 +1,18 @@
 //! PACER cost vs sampling rate on a generated trace (in memory, so parsing is excluded):
 //! r = 0, 0.01, 0.03, 0.1, 1, and FastTrack from the registry when it is built.
 //! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7).
+//! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
+//! round-robin through the same `dyn Analysis` interface and print the best CPU time of
+//! each (this thread's, from `/proc/thread-self/schedstat`; wall time where that is
+//! missing) and its ratio to FastTrack's; with `RACEPRED_BENCH_ONLY=<row name>` only that
+//! row (for a profiler), with `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use racepred::analysis::pacer::{Detector, PacerConfig};
-use racepred::analysis::{create, AnalysisKind, AnalysisOptions, Side};
+use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::gen::{GenConfig, Generator};
+use racepred::report::{RaceReport, ReportKind};
+use racepred::trace::{Event, Names};
 
 fn bench(c: &mut Criterion) {
     let events: u64 = std::env::var("RACEPRED_BENCH_EVENTS")
@@ -23,6 +30,13 @@ fn bench(c: &mut Criterion) {
         seed: 1,
         ..GenConfig::default()
     });
+    if let Some(n) = std::env::var("RACEPRED_BENCH_TABLE")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        table(&trace.events, n.max(1));
+        return;
+    }
     let mut g = c.benchmark_group("pacer");
     g.sample_size(10);
     g.throughput(Throughput::Elements(events));
@@ -79,6 +93,110 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// CPU time of this thread in ns (`None` without `/proc`).
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// The loop's floor: an analysis that only counts accesses (what every analysis pays to
+/// be fed the events).
+struct Empty(u64);
+
+impl Analysis for Empty {
+    fn name(&self) -> &'static str {
+        "empty"
+    }
+    fn on_event(&mut self, _index: u64, ev: &Event, _side: Side<'_>) {
+        self.0 += ev.op.is_access() as u64;
+    }
+    fn finish(&mut self, _names: &Names) -> RaceReport {
+        RaceReport::new("empty", ReportKind::RacyEvents)
+    }
+}
+
+/// One run: (CPU seconds or wall seconds, wall seconds, racy events). `kind` `None` is
+/// the empty analysis.
+fn run_once(kind: Option<AnalysisKind>, rate: f64, events: &[Event]) -> (f64, f64, usize) {
+    let opts = AnalysisOptions {
+        rate,
+        period: 10_000,
+        seed: 7,
+        ..AnalysisOptions::default()
+    };
+    let mut a = match kind {
+        Some(k) => create(k, &opts).unwrap(),
+        None => Box::new(Empty(0)),
+    };
+    let (c0, t0) = (thread_cpu_ns(), std::time::Instant::now());
+    for (i, e) in events.iter().enumerate() {
+        a.on_event(i as u64, e, Side::default());
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = match (c0, thread_cpu_ns()) {
+        (Some(a), Some(b)) => (b - a) as f64 * 1e-9,
+        _ => wall,
+    };
+    let r = a.finish(&Names::default());
+    if std::env::var("RACEPRED_BENCH_COUNTERS").is_ok() {
+        if let Some(c) = r.extra.get("counters") {
+            eprintln!("  counters: {c}");
+        }
+    }
+    (cpu, wall, r.racy_events.len())
+}
+
+fn table(events: &[Event], n: usize) {
+    let configs: Vec<(String, Option<AnalysisKind>, f64)> =
+        std::iter::once(("empty loop".to_string(), None, 0.0))
+            .chain(
+                [0.0, 0.01, 0.03, 0.1, 1.0]
+                    .iter()
+                    .map(|&r| (format!("pacer r={r}"), Some(AnalysisKind::Pacer), r)),
+            )
+            .chain(std::iter::once((
+                "fasttrack".to_string(),
+                Some(AnalysisKind::FastTrack),
+                1.0,
+            )))
+            .collect();
+    // `RACEPRED_BENCH_ONLY=name`: run only that row (for a profiler).
+    if let Ok(only) = std::env::var("RACEPRED_BENCH_ONLY") {
+        for (name, kind, rate) in &configs {
+            if *name == only {
+                for _ in 0..n {
+                    let (cpu, _, racy) = run_once(*kind, *rate, events);
+                    eprintln!("{name}: {cpu:.3} s CPU, {racy} racy events");
+                }
+            }
+        }
+        return;
+    }
+    let mut best = vec![(f64::MAX, f64::MAX, 0usize); configs.len()];
+    for _ in 0..n {
+        for (k, (_, kind, rate)) in configs.iter().enumerate() {
+            let (cpu, wall, racy) = run_once(*kind, *rate, events);
+            best[k] = (best[k].0.min(cpu), best[k].1.min(wall), racy);
+        }
+    }
+    let ft = best[configs.len() - 1].0;
+    let floor = best[0].0;
+    eprintln!(
+        "{} events, best of {n} (CPU s of this thread; wall s); beyond loop = (t - empty) / \
+         (FastTrack - empty)",
+        events.len()
+    );
+    eprintln!("| analysis | CPU s | wall s | / FastTrack | beyond loop | racy events |");
+    eprintln!("|---|---|---|---|---|---|");
+    for ((name, _, _), (cpu, wall, racy)) in configs.iter().zip(&best) {
+        eprintln!(
+            "| {name} | {cpu:.3} | {wall:.3} | {:.3} | {:.3} | {racy} |",
+            cpu / ft,
+            (cpu - floor) / (ft - floor)
+        );
+    }
 }
 
 criterion_group!(benches, bench);

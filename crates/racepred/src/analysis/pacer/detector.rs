@@ -9,6 +9,17 @@
 //! - per variable: a write entry and a read map, both **null** unless a sampled access put
 //!   something there.
 //!
+//! **Layout for the non-sampling fast path** (what makes "PACER does almost nothing outside
+//! sampling periods" true in time, not only in work): a bitmap says which variables have
+//! non-null metadata (a read outside sampling periods is one bit test); FastTrack's write
+//! epoch of each variable is a 4-byte epoch id in its own array (a write is one compare and
+//! store); the metadata itself (`Packed`, 32 bytes, with report sites apart, small read
+//! maps inline) is touched only while sampling or when the bit is set. The sampler is a
+//! countdown. On the 10^7-event benchmark (`benches/pacer.rs`, `RACEPRED_BENCH_TABLE`) this
+//! took rate 0 from 1.3–1.7× to 0.32× FastTrack's CPU time and r = 0.03 from 1.6–1.9× to
+//! 0.77×. What is left at low rates is mostly one cache miss per access to a variable that
+//! still has metadata after a sampling period (inherent: such accesses must be checked).
+//!
 //! Clocks live in an arena of reference-counted buffers: a shallow copy bumps a count; a
 //! thread or volatile clones its buffer before changing it when the count is above one
 //! (the paper's `isShared`/`clone`, with the count instead of a flag).
@@ -17,8 +28,9 @@
 //! same-epoch fast paths ("read map is `epoch(t)`", "write epoch is `epoch(t)`") depend on
 //! FastTrack's clock increments, which PACER skips outside sampling periods. Each thread
 //! therefore also counts FastTrack's increments in a scalar `ft` (one add per release, fork,
-//! volatile write or signal: O(1)), and each recorded access keeps it. The same-epoch tests
-//! compare `ft`; the happens-before tests compare PACER's vector clocks, which are exact for
+//! volatile write or signal: O(1)), and each recorded access keeps it; the same count is
+//! also kept as a globally unique 32-bit id per (thread, epoch) for the write-epoch array
+//! (ids renumbered when they run out). The same-epoch tests compare these; the happens-before tests compare PACER's vector clocks, which are exact for
 //! sampled accesses (Lemmas 8–9). At rate 1 the detector is FastTrack (Alg. 7–8).
 
 use crate::report::{RacePair, RacyEvent};
@@ -241,40 +253,205 @@ impl Entry {
     }
 }
 
+/// `t` of the absent write entry.
+const NO_THREAD: u32 = u32::MAX;
+const NO_ENTRY: Entry = Entry {
+    t: NO_THREAD,
+    c: 0,
+    ft: 0,
+    loc: 0,
+    index: 0,
+};
+
 /// A read map: null, an epoch, or a map (kept as a map even when PACER dropped all but one
-/// entry, because FastTrack's map then still has the dropped ones).
-#[derive(Clone, Debug, Default)]
+/// entry, because FastTrack's map then still has the dropped ones). Plain data, so a
+/// `VarMeta` can be overwritten by stores alone.
+#[derive(Clone, Copy, Debug, Default)]
 enum Reads {
     #[default]
     Null,
     One(Entry),
-    Map(Vec<Entry>),
+    Map(MapRef),
 }
 
-#[derive(Clone, Debug, Default)]
+/// A map with at most one entry is kept inline (most are: an unsampled read of another
+/// thread turns an epoch into a map of one or none); larger ones live in [`MapPool`]. Inline
+/// small maps saved ~10% at r = 0.03 (their out-of-line buffers were cold misses).
+#[derive(Clone, Copy, Debug)]
+enum MapRef {
+    /// The entry, or `NO_ENTRY` for an empty map.
+    Inline(Entry),
+    Pool(u32),
+}
+
+/// Read maps with more than one entry, recycled with their buffers.
+#[derive(Debug, Default)]
+struct MapPool {
+    maps: Vec<Vec<Entry>>,
+    free: Vec<u32>,
+}
+
+impl MapPool {
+    /// A new map holding `entries`.
+    fn alloc(&mut self, entries: &[Entry]) -> Reads {
+        if entries.len() <= 1 {
+            return Reads::Map(MapRef::Inline(entries.first().copied().unwrap_or(NO_ENTRY)));
+        }
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.maps.push(Vec::new());
+                (self.maps.len() - 1) as u32
+            }
+        };
+        self.maps[i as usize].extend_from_slice(entries);
+        Reads::Map(MapRef::Pool(i))
+    }
+
+    fn slice<'a>(&'a self, m: &'a MapRef) -> &'a [Entry] {
+        match m {
+            MapRef::Inline(e) if e.t == NO_THREAD => &[],
+            MapRef::Inline(e) => std::slice::from_ref(e),
+            MapRef::Pool(i) => &self.maps[*i as usize],
+        }
+    }
+
+    /// Puts `cur` in place of its thread's entry, or adds it (an inline entry must have
+    /// its site filled).
+    fn upsert(&mut self, m: MapRef, cur: Entry) -> MapRef {
+        match m {
+            MapRef::Inline(e) if e.t == NO_THREAD || e.t == cur.t => MapRef::Inline(cur),
+            MapRef::Inline(e) => match self.alloc(&[e, cur]) {
+                Reads::Map(m) => m,
+                _ => unreachable!("two entries are pooled"),
+            },
+            MapRef::Pool(i) => {
+                let v = &mut self.maps[i as usize];
+                match v.iter_mut().find(|e| e.t == cur.t) {
+                    Some(e) => *e = cur,
+                    None => v.push(cur),
+                }
+                m
+            }
+        }
+    }
+
+    fn retain(&mut self, m: MapRef, f: impl Fn(&Entry) -> bool) -> MapRef {
+        match m {
+            MapRef::Inline(e) if e.t != NO_THREAD && !f(&e) => MapRef::Inline(NO_ENTRY),
+            MapRef::Inline(_) => m,
+            MapRef::Pool(i) => {
+                self.maps[i as usize].retain(f);
+                m
+            }
+        }
+    }
+
+    fn release(&mut self, m: MapRef) {
+        if let MapRef::Pool(i) = m {
+            self.maps[i as usize].clear();
+            self.free.push(i);
+        }
+    }
+}
+
+/// A variable's metadata as the access code works on it (decoded from [`Packed`] and
+/// [`Sites`]; entries loaded from `Packed` have `index == UNFILLED` until
+/// [`Detector::fill`] looks up their site).
+#[derive(Clone, Copy, Debug)]
 struct VarMeta {
-    w: Option<Entry>,
+    /// The last write if it was sampled (`NO_ENTRY` after an unsampled one: its FastTrack
+    /// epoch is in `Detector::wep`).
+    w: Entry,
     r: Reads,
-    /// Non-sampled operations so far at the last write: if none happened since and the
-    /// write was not sampled, no read of the variable can have slipped through the fast
-    /// path, so an empty read map is FastTrack's too.
-    ns_mark: u64,
     /// The last write was processed (not skipped) in a sampling period: every read since
     /// took the slow path, so the read map has FastTrack's shape.
     cleared_sampled: bool,
 }
 
 impl VarMeta {
-    #[inline]
-    fn is_null(&self) -> bool {
-        !self.has_sampled_write() && matches!(self.r, Reads::Null)
-    }
+    const NULL: VarMeta = VarMeta {
+        w: NO_ENTRY,
+        r: Reads::Null,
+        cleared_sampled: false,
+    };
 
     #[inline]
     fn has_sampled_write(&self) -> bool {
-        matches!(self.w, Some(w) if !w.is_ghost())
+        self.w.t != NO_THREAD
+    }
+
+    #[inline]
+    fn w(&self) -> Option<Entry> {
+        self.has_sampled_write().then_some(self.w)
     }
 }
+
+/// `Packed::r_t` of a read map held in the pool (its index in `r_c`).
+const MAP_T: u32 = u32::MAX - 1;
+/// `Entry::index` of an entry whose site is still in `Detector::sites`.
+const UNFILLED: u64 = u64::MAX;
+
+/// A variable's metadata as stored, looked at only while sampling or when its bit in
+/// `Detector::has_meta` is set: what the race checks need, 32 bytes (FastTrack's write
+/// epoch lives apart, `Detector::wep`). Plain data, so a sampled access to a variable
+/// without metadata only stores. Against a 64-byte record with the sites inline: r = 1
+/// 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark (best of 8, noisy machine). A
+/// compact pool of live records instead of this dense table was no better at r ≤ 0.03 and
+/// slower at r = 1, so it was dropped.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Packed {
+    /// Sampled write: thread (`NO_THREAD`: none) and clock.
+    w_t: u32,
+    w_c: Time,
+    /// Read map: `NO_THREAD` null, `MAP_T` a pooled map (index in `r_c`), else the epoch
+    /// (`r_t`, `r_c`) with its FastTrack epoch `r_ft`.
+    r_t: u32,
+    r_c: Time,
+    r_ft: u32,
+    cleared_sampled: bool,
+    /// The read map is a map held inline: (`r_t`, `r_c`, `r_ft`) is its entry, or `r_t` is
+    /// `NO_THREAD` for an empty map.
+    r_inline_map: bool,
+}
+
+impl Default for Packed {
+    fn default() -> Self {
+        Packed {
+            w_t: NO_THREAD,
+            w_c: 0,
+            r_t: NO_THREAD,
+            r_c: 0,
+            r_ft: 0,
+            cleared_sampled: false,
+            r_inline_map: false,
+        }
+    }
+}
+
+impl Packed {
+    #[inline]
+    fn is_null(&self) -> bool {
+        self.w_t == NO_THREAD && self.r_t == NO_THREAD && !self.r_inline_map
+    }
+}
+
+/// Where a variable's write and read epoch come from (for reports and for moving an epoch
+/// into a map): written with them, read only then.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sites {
+    w_index: u64,
+    r_index: u64,
+    w_loc: u32,
+    r_loc: u32,
+}
+
+/// FastTrack epoch ids (see `Detector::tep`): 0 = never written, 1 = an epoch that ended
+/// before the ids were renumbered; threads' current epochs are 2 and up.
+const EP_NONE: u32 = 0;
+const EP_OLD: u32 = 1;
+const EP_FIRST: u32 = 2;
 
 /// Configuration of a detector.
 #[derive(Clone, Debug, PartialEq)]
@@ -319,7 +496,27 @@ pub struct Detector {
     locks: Vec<SyncObj>,
     volatiles: Vec<SyncObj>,
     conds: Vec<SyncObj>,
-    vars: Vec<VarMeta>,
+    /// One bit per variable: its `VarMeta` is not null. The non-sampling read path reads
+    /// only this (12.5 KB for 10^5 variables, so it stays in L1).
+    has_meta: Vec<u64>,
+    /// Current FastTrack epoch of each thread as a globally unique id (0 = no thread state
+    /// yet): a new id at each of FastTrack's increments, so `id == tep[t]` means "thread
+    /// `t`, this epoch".
+    tep: Vec<u32>,
+    next_ep: u32,
+    /// FastTrack's write epoch of each variable as an epoch id (`EP_NONE` if never
+    /// written): the only store of a non-sampling write without metadata, 4 bytes.
+    wep: Vec<u32>,
+    /// The last unsampled write that was not skipped: (variable, non-sampled operations
+    /// then). A read map left empty by that write is FastTrack's too iff no non-sampled
+    /// operation came since (kept here once instead of per variable).
+    last_ns_write: (u32, u64),
+    vars: Vec<Packed>,
+    sites: Vec<Sites>,
+    maps: MapPool,
+    /// Non-sampling fast-path reads and writes (folded into the counters on demand).
+    fast_reads: u64,
+    fast_writes: u64,
     counters: Counters,
     racy: Vec<RacyEvent>,
     pairs: Vec<RacePair>,
@@ -341,7 +538,16 @@ impl Detector {
             locks: Vec::new(),
             volatiles: Vec::new(),
             conds: Vec::new(),
+            has_meta: Vec::new(),
+            tep: Vec::new(),
+            next_ep: EP_FIRST,
+            wep: Vec::new(),
+            last_ns_write: (u32::MAX, 0),
             vars: Vec::new(),
+            sites: Vec::new(),
+            maps: MapPool::default(),
+            fast_reads: 0,
+            fast_writes: 0,
             counters: Counters::default(),
             racy: Vec::new(),
             pairs: Vec::new(),
@@ -365,6 +571,10 @@ impl Detector {
     pub fn counters(&self) -> Counters {
         let mut c = self.counters;
         c.sampling_periods = self.sampler.sampling_periods();
+        c.sampling.ops = self.sampler.sampled_ops();
+        c.non_sampling.ops = self.sampler.non_sampled_ops();
+        c.non_sampling.fast_reads = self.fast_reads;
+        c.non_sampling.fast_writes = self.fast_writes;
         c
     }
 
@@ -408,8 +618,201 @@ impl Detector {
         if let Some(started) = self.sampler.tick() {
             self.period_start(started, index);
         }
+        if !self.sampling {
+            // Outside sampling periods an access to a variable without metadata does (almost)
+            // nothing: a bit test for a read, a 4-byte compare-and-store for a write. With the
+            // countdown sampler this took rate 0 from 1.30× to 0.33× FastTrack's time (bench).
+            let x = ev.target as usize;
+            match ev.op {
+                Op::Read if !self.meta_bit(x) => {
+                    self.fast_reads += 1;
+                    return false;
+                }
+                Op::Write if !self.meta_bit(x) => {
+                    if let Some(&cur) = self.tep.get(ev.thread.0 as usize) {
+                        if cur != EP_NONE {
+                            self.fast_write(x, cur);
+                            return false;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.on_event_slow(index, ev)
+    }
+
+    /// A non-sampling write of a variable without metadata: FastTrack's write epoch is
+    /// kept (its same-epoch skips decide which later sampled writes count), nothing else.
+    #[inline(always)]
+    fn fast_write(&mut self, x: usize, cur: u32) {
+        self.fast_writes += 1;
+        if x >= self.wep.len() {
+            grow_chunked(&mut self.wep, x);
+        }
+        let w = &mut self.wep[x];
+        if *w != cur {
+            *w = cur;
+            self.last_ns_write = (x as u32, self.sampler.non_sampled_ops());
+        }
+    }
+
+    #[inline(always)]
+    fn meta_bit(&self, x: usize) -> bool {
+        match self.has_meta.get(x >> 6) {
+            Some(w) => (w >> (x & 63)) & 1 != 0,
+            None => false,
+        }
+    }
+
+    /// `x`'s metadata (`x` in range).
+    #[inline]
+    fn load(&self, x: usize) -> VarMeta {
+        let p = self.vars[x];
+        let unfilled = |t, c, ft| Entry {
+            t,
+            c,
+            ft,
+            loc: 0,
+            index: UNFILLED,
+        };
+        VarMeta {
+            w: if p.w_t == NO_THREAD {
+                NO_ENTRY
+            } else {
+                unfilled(p.w_t, p.w_c, 0)
+            },
+            r: match p.r_t {
+                NO_THREAD if p.r_inline_map => Reads::Map(MapRef::Inline(NO_ENTRY)),
+                t if p.r_inline_map => Reads::Map(MapRef::Inline(unfilled(t, p.r_c, p.r_ft))),
+                NO_THREAD => Reads::Null,
+                MAP_T => Reads::Map(MapRef::Pool(p.r_c)),
+                t => Reads::One(unfilled(t, p.r_c, p.r_ft)),
+            },
+            cleared_sampled: p.cleared_sampled,
+        }
+    }
+
+    /// Stores `x`'s metadata (`x` in range); the sites of new entries go to `sites`.
+    #[inline]
+    fn store(&mut self, x: usize, m: VarMeta) {
+        let mut p = Packed {
+            w_t: m.w.t,
+            w_c: m.w.c,
+            cleared_sampled: m.cleared_sampled,
+            ..Packed::default()
+        };
+        if m.w.t != NO_THREAD && m.w.index != UNFILLED {
+            self.sites[x].w_loc = m.w.loc;
+            self.sites[x].w_index = m.w.index;
+        }
+        match m.r {
+            Reads::Null => {}
+            Reads::Map(MapRef::Pool(i)) => {
+                p.r_t = MAP_T;
+                p.r_c = i;
+            }
+            Reads::Map(MapRef::Inline(e)) if e.t == NO_THREAD => p.r_inline_map = true,
+            Reads::One(e) | Reads::Map(MapRef::Inline(e)) => {
+                p.r_inline_map = matches!(m.r, Reads::Map(_));
+                (p.r_t, p.r_c, p.r_ft) = (e.t, e.c, e.ft);
+                if e.index != UNFILLED {
+                    self.sites[x].r_loc = e.loc;
+                    self.sites[x].r_index = e.index;
+                }
+            }
+        }
+        self.vars[x] = p;
+    }
+
+    /// `e` (`x`'s write entry if `write`, else its read epoch) with its site.
+    #[inline]
+    fn fill(&self, x: usize, mut e: Entry, write: bool) -> Entry {
+        if e.index == UNFILLED {
+            let s = &self.sites[x];
+            (e.loc, e.index) = if write {
+                (s.w_loc, s.w_index)
+            } else {
+                (s.r_loc, s.r_index)
+            };
+        }
+        e
+    }
+
+    /// Makes `vars[x]` and `sites[x]` exist.
+    #[inline]
+    fn grow_vars(&mut self, x: usize) {
+        if x >= self.vars.len() {
+            grow_chunked(&mut self.vars, x);
+            let n = self.vars.len();
+            self.sites.resize(n, Sites::default());
+        }
+    }
+
+    /// Sets `x`'s metadata bit from its `VarMeta` (after every slow-path access).
+    #[inline]
+    fn sync_bit(&mut self, x: usize) {
+        let on = !self.vars[x].is_null();
+        let i = x >> 6;
+        if i >= self.has_meta.len() {
+            if !on {
+                return;
+            }
+            grow_chunked(&mut self.has_meta, i);
+        }
+        let b = 1u64 << (x & 63);
+        if on {
+            self.has_meta[i] |= b;
+        } else {
+            self.has_meta[i] &= !b;
+        }
+    }
+
+    /// Gives thread `t` a new FastTrack epoch id.
+    #[inline]
+    fn new_epoch(&mut self, t: u32) {
+        if self.next_ep == u32::MAX {
+            self.renumber_epochs();
+        }
+        grow(&mut self.tep, t as usize);
+        self.tep[t as usize] = self.next_ep;
+        self.next_ep += 1;
+    }
+
+    /// Ids ran out: threads' current epochs become 2, 3, …; every other id in `wep`
+    /// becomes `EP_OLD` (an ended epoch: no same-epoch match, but "written").
+    #[cold]
+    #[inline(never)]
+    fn renumber_epochs(&mut self) {
+        let mut map = rustc_hash::FxHashMap::default();
+        let mut next = EP_FIRST;
+        for e in self.tep.iter_mut().filter(|e| **e != EP_NONE) {
+            map.insert(*e, next);
+            *e = next;
+            next += 1;
+        }
+        for w in self.wep.iter_mut().filter(|w| **w != EP_NONE) {
+            *w = map.get(w).copied().unwrap_or(EP_OLD);
+        }
+        self.next_ep = next;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_next_epoch_for_test(&mut self, e: u32) {
+        if e > self.next_ep {
+            self.next_ep = e;
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn next_epoch_for_test(&self) -> u32 {
+        self.next_ep
+    }
+
+    /// Everything but the non-sampling fast paths.
+    #[inline(never)]
+    fn on_event_slow(&mut self, index: u64, ev: &Event) -> bool {
         let sampling = self.sampling;
-        self.counters.period(sampling).ops += 1;
         let t = ev.thread.0;
         self.ensure_thread(t);
         if sampling {
@@ -510,6 +913,7 @@ impl Detector {
                 ft: 1,
                 period: if self.sampling { self.period_id } else { 0 },
             });
+            self.new_epoch(t);
         }
     }
 
@@ -540,6 +944,7 @@ impl Detector {
     /// volatile write or signal.
     fn increment(&mut self, t: u32) {
         self.th_mut(t).ft += 1;
+        self.new_epoch(t);
         if self.sampling {
             self.increment_clock(t);
         }
@@ -674,6 +1079,7 @@ impl Detector {
             ft: own_ft + 1,
             period: if self.sampling { self.period_id } else { 0 },
         });
+        self.new_epoch(u);
         if self.sampling {
             self.increment_clock(u);
         }
@@ -682,7 +1088,17 @@ impl Detector {
 
     #[inline]
     fn non_sampled_ops(&self) -> u64 {
-        self.sampler.total_ops() - self.sampler.sampled_ops()
+        self.sampler.non_sampled_ops()
+    }
+
+    /// Whether FastTrack's read map of `x`, empty in PACER's metadata, is empty too: the
+    /// last write was processed while sampling (`cleared`: every read since took the slow
+    /// path), or no non-sampled operation came after it (or, never written, at all; a
+    /// variable written only while sampling has `cleared`, so `ns_now == 0` says it).
+    #[inline]
+    fn read_map_exact(&self, cleared: bool, x: usize) -> bool {
+        let ns_now = self.non_sampled_ops();
+        cleared || ns_now == 0 || self.last_ns_write == (x as u32, ns_now)
     }
 
     /// Clock of `t` for component `u`.
@@ -698,63 +1114,90 @@ impl Detector {
         e.t == t || e.c <= self.clock_of(t, e.t) || e.is_ghost()
     }
 
-    /// Alg. 12 (with FastTrack's Alg. 7 inside sampling periods).
+    /// Alg. 12 (with FastTrack's Alg. 7 inside sampling periods). Outside sampling periods
+    /// only for variables with metadata (`on_event` did the rest).
     fn read(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
         let sampling = self.sampling;
         let xi = x as usize;
+        let has_meta = self.meta_bit(xi);
         if !sampling {
-            // Fast path: no metadata, nothing to do (the paper's `o.metadata == null`).
-            if xi >= self.vars.len() || self.vars[xi].is_null() {
-                self.counters.non_sampling.fast_reads += 1;
+            if !has_meta {
+                self.fast_reads += 1;
                 return false;
             }
             self.counters.non_sampling.slow_reads += 1;
         } else {
             self.counters.sampling.slow_reads += 1;
-            grow(&mut self.vars, xi);
         }
         let ft = self.th(t).ft;
-        let meta = &self.vars[xi];
+        if !has_meta {
+            // Sampling, null metadata: nothing to check or load, one store.
+            self.grow_vars(xi);
+            let cur = Entry {
+                t,
+                c: self.clock_of(t, t),
+                ft,
+                loc,
+                index,
+            };
+            let r = if self.read_map_exact(false, xi) {
+                Reads::One(cur)
+            } else {
+                // FastTrack's map may hold reads that took the fast path: assume a map.
+                self.maps.alloc(&[cur])
+            };
+            self.store(xi, VarMeta { r, ..VarMeta::NULL });
+            self.sync_bit(xi);
+            return false;
+        }
+        let meta = self.load(xi);
         // FastTrack: read map is epoch(t): no action (but a ghost of this epoch becomes
         // this sampled read, which stands for it).
         if let Reads::One(e) = &meta.r {
             if e.t == t && e.ft == ft {
                 if sampling && e.is_ghost() {
                     let c = self.clock_of(t, t);
-                    self.vars[xi].r = Reads::One(Entry {
+                    let r = Reads::One(Entry {
                         t,
                         c,
                         ft,
                         loc,
                         index,
                     });
+                    self.store(xi, VarMeta { r, ..meta });
                 }
                 return false;
             }
         }
         // FastTrack's [READ SHARED SAME EPOCH]: `t` already read in this epoch and the read
         // map is a vector.
-        if let Reads::Map(v) = &meta.r {
+        if let Reads::Map(m) = meta.r {
+            let v = self.maps.slice(&m);
             if let Some(k) = v.iter().position(|e| e.t == t && e.ft == ft) {
                 if sampling && v[k].is_ghost() {
                     let c = self.clock_of(t, t);
-                    if let Reads::Map(v) = &mut self.vars[xi].r {
-                        v[k] = Entry {
-                            t,
-                            c,
-                            ft,
-                            loc,
-                            index,
-                        };
+                    let e = Entry {
+                        t,
+                        c,
+                        ft,
+                        loc,
+                        index,
+                    };
+                    match m {
+                        MapRef::Inline(_) => {
+                            let r = Reads::Map(MapRef::Inline(e));
+                            self.store(xi, VarMeta { r, ..meta });
+                        }
+                        MapRef::Pool(i) => self.maps.maps[i as usize][k] = e,
                     }
                 }
                 return false;
             }
         }
         let mut racy = false;
-        if let Some(w) = meta.w {
+        if let Some(w) = meta.w() {
             if !self.ordered(&w, t) {
-                self.scratch.push((w, Op::Write));
+                self.scratch.push((self.fill(xi, w, true), Op::Write));
                 racy = true;
             }
         }
@@ -766,30 +1209,31 @@ impl Detector {
             loc,
             index,
         };
-        let r = std::mem::take(&mut self.vars[xi].r);
-        let ns_now = self.non_sampled_ops();
         // Entries of other threads whose order with this read is known exactly: sampled
         // ones (clock test); a ghost of another thread is unknown, and we then assume what
         // FastTrack would do if it were concurrent (keep a map), which only ever makes PACER
         // check a repeat FastTrack skips, never skip one FastTrack checks.
         let r = if sampling {
-            match r {
-                Reads::Null if self.vars[xi].cleared_sampled || ns_now == self.vars[xi].ns_mark => {
-                    Reads::One(cur)
-                }
+            match meta.r {
+                Reads::Null if self.read_map_exact(meta.cleared_sampled, xi) => Reads::One(cur),
                 // FastTrack's map may hold reads that took the fast path: assume a map.
-                Reads::Null => Reads::Map(vec![cur]),
+                Reads::Null => self.maps.alloc(&[cur]),
                 Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
                     Reads::One(cur)
                 }
-                Reads::One(e) if e.is_ghost() => Reads::Map(vec![cur]),
-                Reads::One(e) => Reads::Map(vec![e, cur]),
-                Reads::Map(mut v) => {
-                    match v.iter_mut().find(|e| e.t == t) {
-                        Some(e) => *e = cur,
-                        None => v.push(cur),
-                    }
-                    Reads::Map(v)
+                Reads::One(e) if e.is_ghost() => self.maps.alloc(&[cur]),
+                Reads::One(e) => {
+                    let e = self.fill(xi, e, false);
+                    self.maps.alloc(&[e, cur])
+                }
+                Reads::Map(m) => {
+                    let m = match m {
+                        MapRef::Inline(e) if e.t != NO_THREAD => {
+                            MapRef::Inline(self.fill(xi, e, false))
+                        }
+                        _ => m,
+                    };
+                    Reads::Map(self.maps.upsert(m, cur))
                 }
             }
         } else {
@@ -797,135 +1241,146 @@ impl Detector {
             // or `t`'s entry of a map) but remember FastTrack's shape: this unsampled read
             // becomes a ghost epoch (for the same-epoch test, never for race checks).
             let ghost = Entry { c: GHOST, ..cur };
-            let r = match r {
+            let r = match meta.r {
                 Reads::Null => Reads::One(ghost),
                 Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
                     Reads::One(ghost)
                 }
-                Reads::One(e) if e.is_ghost() => Reads::Map(Vec::new()),
-                Reads::One(e) => Reads::Map(vec![e]),
-                Reads::Map(mut v) => {
+                Reads::One(e) if e.is_ghost() => self.maps.alloc(&[]),
+                Reads::One(e) => {
+                    let e = self.fill(xi, e, false);
+                    self.maps.alloc(&[e])
+                }
+                Reads::Map(m) => {
                     // `t`'s entry from this same FastTrack epoch stands for this read too
                     // (same happens-before successors): keep it.
-                    v.retain(|e| e.t != t || e.ft == ft);
-                    Reads::Map(v)
+                    Reads::Map(self.maps.retain(m, |e| e.t != t || e.ft == ft))
                 }
             };
             // Without a sampled write, the shape of the read map no longer matters (a read
             // cannot race without a write): drop it unless it holds sampled reads.
-            let keep =
-                self.vars[xi].has_sampled_write() || matches!(&r, Reads::Map(v) if !v.is_empty());
+            let keep = meta.has_sampled_write()
+                || matches!(r, Reads::Map(ref m) if !self.maps.slice(m).is_empty());
             if keep {
                 r
             } else {
+                if let Reads::Map(m) = r {
+                    self.maps.release(m);
+                }
                 Reads::Null
             }
         };
-        self.vars[xi].r = r;
+        self.store(xi, VarMeta { r, ..meta });
+        self.sync_bit(xi);
         if racy {
             self.report(Event::new(ThreadId(t), Op::Read, x, LocId(loc)), index);
         }
         racy
     }
 
-    /// Alg. 13 (with FastTrack's Alg. 8 inside sampling periods).
+    /// Alg. 13 (with FastTrack's Alg. 8 inside sampling periods). Outside sampling periods
+    /// only for variables with metadata (`on_event` did the rest).
     fn write(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
         let sampling = self.sampling;
         let xi = x as usize;
-        let ft = self.th(t).ft;
+        let cur_ep = self.tep[t as usize];
+        let has_meta = self.meta_bit(xi);
         if !sampling {
-            if xi >= self.vars.len() || self.vars[xi].is_null() {
-                // Fast path, but remember FastTrack's write epoch as a ghost: its
-                // same-epoch test at the next write of `t` depends on it. One store.
-                self.counters.non_sampling.fast_writes += 1;
-                grow(&mut self.vars, xi);
-                let ns = self.non_sampled_ops();
-                let m = &mut self.vars[xi];
-                if matches!(m.w, Some(w) if w.t == t && w.ft == ft) {
-                    return false; // FastTrack's same-epoch skip: its read map stays.
-                }
-                m.ns_mark = ns;
-                m.cleared_sampled = false;
-                m.w = Some(Entry {
-                    t,
-                    c: GHOST,
-                    ft,
-                    loc,
-                    index,
-                });
+            if !has_meta {
+                self.fast_write(xi, cur_ep);
                 return false;
             }
             self.counters.non_sampling.slow_writes += 1;
         } else {
             self.counters.sampling.slow_writes += 1;
-            grow(&mut self.vars, xi);
         }
-        let meta = &self.vars[xi];
-        // FastTrack: write epoch is epoch(t): no action (but a ghost of this epoch becomes
-        // this sampled write, which stands for it).
-        if let Some(w) = &meta.w {
-            if w.t == t && w.ft == ft {
-                if sampling && w.is_ghost() {
-                    let c = self.clock_of(t, t);
-                    self.vars[xi].w = Some(Entry {
-                        t,
-                        c,
-                        ft,
-                        loc,
-                        index,
-                    });
-                }
-                return false;
+        if xi >= self.wep.len() {
+            grow_chunked(&mut self.wep, xi);
+        }
+        let ft = self.th(t).ft;
+        let entry = |d: &Detector| Entry {
+            t,
+            c: d.clock_of(t, t),
+            ft,
+            loc,
+            index,
+        };
+        if !has_meta {
+            // Sampling, null metadata: no race to check; stores only.
+            self.grow_vars(xi);
+            // FastTrack's same-epoch skip: the unsampled write of this epoch becomes this
+            // sampled write, which stands for it.
+            let same = self.wep[xi] == cur_ep;
+            self.wep[xi] = cur_ep;
+            let m = VarMeta {
+                w: entry(self),
+                r: Reads::Null,
+                cleared_sampled: !same,
+            };
+            self.store(xi, m);
+            self.sync_bit(xi);
+            return false;
+        }
+        // FastTrack: write epoch is epoch(t): no action (but an unsampled write of this
+        // epoch becomes this sampled write, which stands for it).
+        if self.wep[xi] == cur_ep {
+            let m = self.load(xi);
+            if sampling && !m.has_sampled_write() {
+                let w = entry(self);
+                self.store(xi, VarMeta { w, ..m });
             }
+            return false;
         }
+        let meta = self.load(xi);
         let mut racy = false;
-        if let Some(w) = meta.w {
+        if let Some(w) = meta.w() {
             if !self.ordered(&w, t) {
-                self.scratch.push((w, Op::Write));
+                self.scratch.push((self.fill(xi, w, true), Op::Write));
                 racy = true;
             }
         }
-        match &meta.r {
+        match meta.r {
             Reads::Null => {}
             Reads::One(e) => {
-                if !self.ordered(e, t) {
-                    self.scratch.push((*e, Op::Read));
+                if !self.ordered(&e, t) {
+                    self.scratch.push((self.fill(xi, e, false), Op::Read));
                     racy = true;
                 }
             }
-            Reads::Map(v) => {
-                for e in v {
+            Reads::Map(MapRef::Inline(e)) => {
+                if e.t != NO_THREAD && !self.ordered(&e, t) {
+                    self.scratch.push((self.fill(xi, e, false), Op::Read));
+                    racy = true;
+                }
+            }
+            Reads::Map(MapRef::Pool(i)) => {
+                let v = std::mem::take(&mut self.maps.maps[i as usize]);
+                for e in &v {
                     if !self.ordered(e, t) {
                         self.scratch.push((*e, Op::Read));
                         racy = true;
                     }
                 }
+                self.maps.maps[i as usize] = v;
+                self.maps.release(MapRef::Pool(i));
             }
         }
-        let ns_now = self.non_sampled_ops();
-        let meta = &mut self.vars[xi];
-        meta.ns_mark = ns_now;
-        meta.cleared_sampled = sampling;
-        meta.r = Reads::Null;
-        meta.w = if sampling {
-            Some(Entry {
-                t,
-                c: self
-                    .arena
-                    .get(self.threads[t as usize].as_ref().unwrap().clock, t),
-                ft,
-                loc,
-                index,
-            })
+        self.wep[xi] = cur_ep;
+        let w = if sampling {
+            entry(self)
         } else {
-            Some(Entry {
-                t,
-                c: GHOST,
-                ft,
-                loc,
-                index,
-            })
+            self.last_ns_write = (x, self.non_sampled_ops());
+            NO_ENTRY
         };
+        self.store(
+            xi,
+            VarMeta {
+                w,
+                r: Reads::Null,
+                cleared_sampled: sampling,
+            },
+        );
+        self.sync_bit(xi);
         if racy {
             self.report(Event::new(ThreadId(t), Op::Write, x, LocId(loc)), index);
         }
@@ -954,4 +1409,19 @@ fn grow<T: Default>(v: &mut Vec<T>, i: usize) {
     if i >= v.len() {
         v.resize_with(i + 1, T::default);
     }
+}
+
+/// Makes `v[i]` exist, growing geometrically (tables indexed by variable).
+#[inline]
+fn grow_chunked<T: Default>(v: &mut Vec<T>, i: usize) {
+    if i >= v.len() {
+        grow_to(v, i);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow_to<T: Default>(v: &mut Vec<T>, i: usize) {
+    let n = (i + 1).max(v.len() * 2).max(64);
+    v.resize_with(n, T::default);
 }

@@ -18,6 +18,10 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 /// Decides, period by period, whether the analysis samples.
+///
+/// Hot state is one countdown: [`Sampler::tick`] is a decrement and a test (the operation
+/// counts are derived from it); part of the rate-0 gain measured with the detector's fast
+/// path (0.26 s → 0.07 s on the 10^7-event benchmark), not measured alone.
 #[derive(Clone, Debug)]
 pub struct Sampler {
     rate: f64,
@@ -25,17 +29,17 @@ pub struct Sampler {
     period: u64,
     rng: Pcg64Mcg,
     sampling: bool,
-    /// Operations in the current period.
-    in_period: u64,
-    /// A decision is due before the next operation.
-    boundary_due: bool,
+    /// Operations left in the current period before a boundary is due (0 = due before the
+    /// next operation).
+    left: u64,
+    /// Length of the current period as planned (`u64::MAX` with external boundaries; cut
+    /// to the operations done by [`Sampler::boundary`]): `len - left` operations are done.
+    len: u64,
     /// Number of sampling periods started (the current one if sampling).
     sampling_periods: u64,
     /// Completed periods and their work, per kind (for the bias correction).
     done_s: (u64, u64),
     done_n: (u64, u64),
-    sampled_ops: u64,
-    total_ops: u64,
 }
 
 impl Sampler {
@@ -52,55 +56,61 @@ impl Sampler {
             period,
             rng: Pcg64Mcg::seed_from_u64(seed),
             sampling: false,
-            in_period: 0,
-            boundary_due: true,
+            left: 0,
+            len: 0,
             sampling_periods: 0,
             done_s: (0, 0),
             done_n: (0, 0),
-            sampled_ops: 0,
-            total_ops: 0,
         }
     }
 
     /// Called before each operation. Returns `Some(true)` when a sampling period starts
     /// with this operation (the analysis then increments every thread's clock),
     /// `Some(false)` when a non-sampling period starts, `None` inside a period.
-    #[inline]
+    #[inline(always)]
     pub fn tick(&mut self) -> Option<bool> {
         let mut started = None;
-        if self.boundary_due {
+        if self.left == 0 {
             started = Some(self.start_period());
         }
-        self.in_period += 1;
-        self.total_ops += 1;
-        self.sampled_ops += self.sampling as u64;
-        if self.period != 0 && self.in_period >= self.period {
-            self.boundary_due = true;
-        }
+        self.left -= 1;
         started
+    }
+
+    /// Operations done in the current period.
+    #[inline(always)]
+    fn in_period(&self) -> u64 {
+        self.len - self.left
     }
 
     /// Ends the current period: the next operation starts a new one (external mode; also
     /// usable with fixed periods to cut one short).
     pub fn boundary(&mut self) {
-        if self.in_period > 0 {
-            self.boundary_due = true;
+        if self.in_period() > 0 {
+            self.len = self.in_period();
+            self.left = 0;
         }
     }
 
     #[cold]
+    #[inline(never)]
     fn start_period(&mut self) -> bool {
-        if self.total_ops > 0 {
+        let in_period = self.in_period();
+        if in_period > 0 {
             let done = if self.sampling {
                 &mut self.done_s
             } else {
                 &mut self.done_n
             };
             done.0 += 1;
-            done.1 += self.in_period;
+            done.1 += in_period;
         }
-        self.in_period = 0;
-        self.boundary_due = false;
+        self.len = if self.period == 0 {
+            u64::MAX
+        } else {
+            self.period
+        };
+        self.left = self.len;
         let p = self.entry_probability();
         self.sampling = p >= 1.0 || (p > 0.0 && self.rng.gen::<f64>() < p);
         if self.sampling {
@@ -141,20 +151,29 @@ impl Sampler {
         self.period
     }
 
+    /// Operations that ran in sampling periods.
+    #[inline]
     pub fn sampled_ops(&self) -> u64 {
-        self.sampled_ops
+        self.done_s.1 + if self.sampling { self.in_period() } else { 0 }
+    }
+
+    /// Operations that ran outside sampling periods.
+    #[inline]
+    pub fn non_sampled_ops(&self) -> u64 {
+        self.done_n.1 + if self.sampling { 0 } else { self.in_period() }
     }
 
     pub fn total_ops(&self) -> u64 {
-        self.total_ops
+        self.done_s.1 + self.done_n.1 + self.in_period()
     }
 
     /// Share of operations that ran in sampling periods (0 before any operation).
     pub fn effective_rate(&self) -> f64 {
-        if self.total_ops == 0 {
+        let total = self.total_ops();
+        if total == 0 {
             0.0
         } else {
-            self.sampled_ops as f64 / self.total_ops as f64
+            self.sampled_ops() as f64 / total as f64
         }
     }
 }
