@@ -111,7 +111,7 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
         match src.next_event() {
             Ok(Some(ev)) => {
                 events += 1;
-                if let Some(v) = validator.check(&ev, src.position().line, src.names()) {
+                if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
                     problems.push((v.line, v.rule.name().to_string(), v.explanation));
                 }
                 if events & ((1 << 20) - 1) == 0 {
@@ -198,7 +198,7 @@ fn copy_validated(
     let mut n = 0u64;
     let mut warnings = 0u64;
     while let Some(ev) = src.next_event()? {
-        if let Some(v) = validator.check(&ev, src.position().line, src.names()) {
+        if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
             if !lenient {
                 return Err(v.to_error().into());
             }

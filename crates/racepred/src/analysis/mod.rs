@@ -22,7 +22,7 @@ use crate::clock::{TreeClock, VectorClock};
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
-use crate::trace::{AddrId, Event, EventSource, Names};
+use crate::trace::{AddrId, Event, EventSource, Names, Op};
 
 /// Side data of the current event.
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,15 +79,20 @@ pub fn run<S: EventSource + ?Sized>(
     let mut index = 0u64;
     while let Some(ev) = src.next_event()? {
         if validation != Validation::Off {
-            if let Some(v) = validator.check(&ev, src.position().line, src.names()) {
+            if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
                 match validation {
                     Validation::Strict => return Err(v.to_error()),
                     _ => summary.violations.push(v),
                 }
             }
         }
+        // Only an mbegin has addresses: skip the dynamic call for every other event.
         let side = Side {
-            addresses: src.addresses(),
+            addresses: if ev.op == Op::MethodBegin {
+                src.addresses()
+            } else {
+                &[]
+            },
             seq: src.seq(),
         };
         for a in analyses.iter_mut() {
