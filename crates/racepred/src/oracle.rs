@@ -25,7 +25,10 @@
 //! - **predictable** (enabled): after some correctly reordered prefix, `e` and `f` are both
 //!   the next event of their (forked) threads. The racing events are not executed.
 //! - **trace-specific**: the same over prefixes that keep the order of critical sections on
-//!   each lock (an acquire of `l` runs only if it is the next acquire of `l` in `T`).
+//!   each lock (an acquire of `l` runs only if it is the next acquire of `l` in `T`) and,
+//!   since SPEC §1 makes `vw → later vr` an HB edge, keep every earlier `vw` of a variable
+//!   before a `vr` of it (our extension of Def. 2.6 to volatiles; without it HB and WCP
+//!   would not be trace-specific complete on traces with volatiles).
 //! - **adjacent** (w3po Def. 2.9): some correctly reordered prefix ends with `e` immediately
 //!   followed by `f`, or `f` by `e`, both executed (so a racing read sees its last write).
 //! - **trace-specific adjacent**: adjacent over trace-specific prefixes.
@@ -222,11 +225,17 @@ struct Prep {
     lock: Vec<u32>,
     /// Per thread: `(parent thread, position of the fork in the parent)` or `NONE`.
     fork_at: Vec<(u32, u32)>,
+    /// Per volatile read: `(thread, position in thread)` of every earlier `vw` of its
+    /// variable in the trace. The trace-specific notion keeps them before the read, as
+    /// HB's `vw → later vr` edge does (SPEC §1); empty for other events.
+    vw_before: Vec<Vec<(u32, u32)>>,
     /// `[slot * threads + t]`: 1 + position of the last read of the slot in thread `t`,
     /// 0 if none. A slot is dead once every thread is past it.
     last_read: Vec<u32>,
     /// Bytes per key field.
     width: usize,
+    /// The trace-specific search differs from the full one (acquires, or volatile reads
+    /// after a volatile write).
     has_acquire: bool,
 }
 
@@ -281,7 +290,17 @@ impl Prep {
         let mut fork_at = vec![(NONE, NONE); threads];
         let mut tpos = vec![0u32; threads];
         let mut last_read = vec![0u32; slots * threads];
+        let mut vw_before = vec![Vec::new(); n];
+        let mut vws: rustc_hash::FxHashMap<u32, Vec<(u32, u32)>> = Default::default();
         for (i, e) in trace.events.iter().enumerate() {
+            match e.op {
+                Op::VolatileWrite => vws
+                    .entry(e.target)
+                    .or_default()
+                    .push((e.thread.0, tpos[e.thread.index()])),
+                Op::VolatileRead => vw_before[i] = vws.get(&e.target).cloned().unwrap_or_default(),
+                _ => {}
+            }
             let t = e.thread.index();
             if let Some((c, is_read)) = class(e.op) {
                 if let Some(&s) = slot_map.get(&(c, e.target)) {
@@ -338,7 +357,9 @@ impl Prep {
             fork_at,
             last_read,
             width,
-            has_acquire: trace.events.iter().any(|e| e.op == Op::Acquire),
+            has_acquire: trace.events.iter().any(|e| e.op == Op::Acquire)
+                || vw_before.iter().any(|v| !v.is_empty()),
+            vw_before,
         }
     }
 }
@@ -474,7 +495,11 @@ impl<'p> Search<'p> {
         let p = self.p;
         match p.ops[e] {
             Op::Read | Op::VolatileRead | Op::Wait => {
-                p.slot[e] == NONE || self.lw[p.slot[e] as usize] == p.code[e]
+                (p.slot[e] == NONE || self.lw[p.slot[e] as usize] == p.code[e])
+                    && (!self.trace_specific
+                        || p.vw_before[e]
+                            .iter()
+                            .all(|&(u, k)| self.pos[u as usize] > k))
             }
             Op::Acquire => {
                 let l = p.lock[e] as usize;
@@ -873,6 +898,17 @@ mod tests {
             seen[i] = true;
         }
         if ts {
+            // A volatile read keeps every earlier vw of its variable before it.
+            for (i, e) in ev.iter().enumerate() {
+                if seen[i]
+                    && e.op == Op::VolatileRead
+                    && (0..i).any(|j| {
+                        ev[j].op == Op::VolatileWrite && ev[j].target == e.target && !seen[j]
+                    })
+                {
+                    return false;
+                }
+            }
             for (l, acqs) in acq_seen {
                 let in_trace: Vec<usize> = (0..ev.len())
                     .filter(|&j| ev[j].op == Op::Acquire && ev[j].target == l)

@@ -23,7 +23,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions};
+use racepred::analysis::{create, run_one, AnalysisKind, AnalysisOptions};
 use racepred::oracle::{analyze, OracleConfig, OracleNotion, OracleResult};
 use racepred::report::ReportKind;
 use racepred::trace::std_format::StdReader;
@@ -243,7 +243,7 @@ fn check_file(path: &Path, tally: &mut Tally) {
                     continue;
                 }
             };
-            let report = run_trace(&trace, &mut [analysis]).pop().unwrap();
+            let report = run_one(&trace, analysis);
             match report.kind {
                 ReportKind::Pairs => check_pairs(&exp, &report.pair_set()),
                 ReportKind::RacyEvents => check_events(&exp, &report.racy_set()),

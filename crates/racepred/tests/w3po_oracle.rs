@@ -9,7 +9,7 @@ use racepred::oracle::{analyze, OracleConfig};
 use racepred::trace::{Event, Trace};
 
 fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
-    analysis::run_trace(trace, &mut [a]).pop().unwrap()
+    analysis::run_one(trace, a)
 }
 
 fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {

@@ -17,7 +17,7 @@ use racepred::trace::{Event, Op, Trace};
 type Pairs = BTreeSet<(u64, u64)>;
 
 fn run(trace: &Trace, a: Box<dyn Analysis>) -> RaceReport {
-    analysis::run_trace(trace, &mut [a]).pop().unwrap()
+    analysis::run_one(trace, a)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -77,7 +77,16 @@ fn info(t: &Trace) -> Info {
                 fork_to[i] = (i + 1..n).find(|&j| ev[j].thread.0 == e.target);
             }
             Op::Join => {
-                join_from[i] = (0..i).rev().find(|&j| ev[j].thread.0 == e.target);
+                // The child's last event, or its fork if it has none (a thread ends only
+                // after it starts).
+                join_from[i] = (0..i)
+                    .rev()
+                    .find(|&j| ev[j].thread.0 == e.target)
+                    .or_else(|| {
+                        (0..i)
+                            .rev()
+                            .find(|&j| ev[j].op == Op::Fork && ev[j].target == e.target)
+                    });
             }
             _ => {}
         }
@@ -433,6 +442,18 @@ fn search(t: &Trace, trace_specific: bool) -> Found {
         match e.op {
             Op::Read if last_of(st, 0, e.target) != inf.src[i] => return None,
             Op::VolatileRead if last_of(st, 1, e.target) != inf.src[i] => return None,
+            // Trace-specific schedules keep every earlier vw of the variable before a vr
+            // (the oracle's reading of Def. 2.6 with SPEC §1's `vw → vr` HB edge).
+            Op::VolatileRead
+                if trace_specific
+                    && (0..i).any(|j| {
+                        ev[j].op == Op::VolatileWrite
+                            && ev[j].target == e.target
+                            && !executed(st, j)
+                    }) =>
+            {
+                return None
+            }
             Op::Wait if last_of(st, 2, e.target) != inf.src[i] => return None,
             Op::Write => set_last(&mut s, 0),
             Op::VolatileWrite => set_last(&mut s, 1),
@@ -469,7 +490,10 @@ fn search(t: &Trace, trace_specific: bool) -> Found {
             Op::Join
                 if per
                     .get(e.target as usize)
-                    .is_some_and(|p| st.pos[e.target as usize] < p.len()) =>
+                    .is_some_and(|p| st.pos[e.target as usize] < p.len())
+                    || (0..ev.len()).any(|j| {
+                        ev[j].op == Op::Fork && ev[j].target == e.target && !executed(st, j)
+                    }) =>
             {
                 return None
             }
@@ -604,4 +628,33 @@ fn w3po_misses_standard_pairs() {
     assert!(all.predictable.contains(&(0, 2)));
     assert!(!all.adjacent.contains(&(0, 2)));
     assert!(!w3po::pairs(&t, None).contains(&(0, 2)));
+}
+
+/// Regression (found by `search_claims`): with volatiles, a trace-specific schedule must keep
+/// an earlier `vw` before a `vr` of the same variable, else HB's `vw → vr` edge makes WCP
+/// miss a "trace-specific" pair (T1: w(x) vw(v); T0: vw(v) vr(v) vw(u) vr(u) r(x)).
+#[test]
+fn trace_specific_keeps_volatile_order() {
+    let t = from_actions(
+        2,
+        2,
+        2,
+        &[
+            (1, 4, 1),
+            (1, 10, 0),
+            (2, 10, 2),
+            (0, 11, 2),
+            (0, 10, 1),
+            (2, 11, 1),
+            (2, 0, 1),
+        ],
+    );
+    let ts = search(&t, true);
+    let all = search(&t, false);
+    assert!(all.predictable.contains(&(0, 6)), "{:?}", all.predictable);
+    assert!(!ts.predictable.contains(&(0, 6)));
+    assert!(ts.predictable.is_subset(&wcp::analyze(&t).pair_set()));
+    let o = racepred::oracle::analyze(&t, &Default::default()).unwrap();
+    assert_eq!(o.trace_specific, ts.predictable);
+    assert_eq!(o.predictable, all.predictable);
 }

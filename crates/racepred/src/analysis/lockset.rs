@@ -175,13 +175,11 @@ fn build_report(a: &mut Lockset) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::run_trace;
     use crate::trace::Trace;
 
     fn run(events: Vec<Event>) -> RaceReport {
         let t = Trace::from_events(events);
-        let mut a: Vec<Box<dyn Analysis>> = vec![Box::new(Lockset::new())];
-        run_trace(&t, &mut a).pop().unwrap()
+        crate::analysis::run_one(&t, Box::new(Lockset::new()))
     }
 
     #[test]

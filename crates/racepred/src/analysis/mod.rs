@@ -132,6 +132,13 @@ pub fn run_trace(
         .collect()
 }
 
+/// Runs one analysis over an in-memory trace and returns its report.
+pub fn run_one(trace: &crate::trace::Trace, analysis: Box<dyn Analysis>) -> RaceReport {
+    run_trace(trace, &mut [analysis])
+        .pop()
+        .expect("one analysis, one report")
+}
+
 /// Error for an analysis name the CLI does not know.
 pub fn unknown_analysis(name: &str) -> Error {
     Error::invalid(format!("unknown analysis `{name}`"))

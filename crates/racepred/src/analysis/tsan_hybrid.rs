@@ -11,7 +11,7 @@
 //! A pair (e, f), e earlier in the trace, is reported when e and f conflict (plain accesses,
 //! different threads, same variable, one a write), their locksets (Def. 3.10) are disjoint,
 //! and e is not ordered before f by the *sync order*: the transitive closure of program
-//! order, fork → first event of the child, last event of a child → join (none if the
+//! order, fork → first event of the child, last event of a child → join (the fork if the
 //! child has no events), the latest `vw(X)` → `vr(X)` and the latest `sig(C)` →
 //! `wait(C)` (the read-from edges of synchronisation; an edge from *every* earlier `vw`, as
 //! HB has, is not kept by correct reorderings and loses predictable pairs: T1: `r(x)
@@ -39,8 +39,6 @@ pub(crate) struct SyncClocks {
     volatile: Vec<VectorClock>,
     /// Per condition: clock of the latest `sig`.
     signal: Vec<VectorClock>,
-    /// Per thread: has it had an event (a join of a thread without events adds no edge).
-    acted: Vec<bool>,
 }
 
 impl SyncClocks {
@@ -57,10 +55,6 @@ impl SyncClocks {
     pub fn step(&mut self, ev: &Event) {
         let t = ev.thread;
         self.thread(t).increment(t);
-        if t.index() >= self.acted.len() {
-            self.acted.resize(t.index() + 1, false);
-        }
-        self.acted[t.index()] = true;
         match ev.op {
             Op::Fork => {
                 let u = ev.other_thread();
@@ -68,8 +62,10 @@ impl SyncClocks {
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 b.join(a);
             }
-            Op::Join if self.acted.get(ev.other_thread().index()) == Some(&true) => {
+            // A child without events still ends after its fork (fork → join edge).
+            Op::Join if ev.other_thread() != t => {
                 let u = ev.other_thread();
+                self.thread(u);
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 a.join(b);
             }
@@ -206,13 +202,11 @@ fn build_report(a: &mut TsanHybrid) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::run_trace;
     use crate::trace::{LocId, Trace};
 
     fn run(events: Vec<Event>) -> RaceReport {
         let t = Trace::from_events(events);
-        let mut a: Vec<Box<dyn Analysis>> = vec![Box::new(TsanHybrid::new())];
-        run_trace(&t, &mut a).pop().unwrap()
+        crate::analysis::run_one(&t, Box::new(TsanHybrid::new()))
     }
 
     #[test]

@@ -104,8 +104,6 @@ pub struct Wcp {
     racy: Vec<RacyEvent>,
     pairs: Option<(AccessLog, PairSink)>,
     scratch: VectorClock,
-    /// Per thread: has it had an event (a join of a thread without events adds no edge).
-    acted: Vec<bool>,
 }
 
 impl Default for Wcp {
@@ -139,7 +137,6 @@ impl Wcp {
             racy: Vec::new(),
             pairs: None,
             scratch: VectorClock::new(),
-            acted: Vec::new(),
         }
     }
 
@@ -157,7 +154,6 @@ impl Wcp {
             self.h.resize_with(t.index() + 1, VectorClock::new);
             self.p.resize_with(t.index() + 1, VectorClock::new);
             self.open.resize_with(t.index() + 1, Vec::new);
-            self.acted.resize(t.index() + 1, false);
         }
     }
 
@@ -391,7 +387,6 @@ impl Analysis for Wcp {
         let t = ev.thread;
         self.ensure_thread(t);
         self.h[t.index()].increment(t);
-        self.acted[t.index()] = true;
         match ev.op {
             Op::Acquire => self.acquire(t, ev),
             Op::Release => self.release(t, ev),
@@ -408,7 +403,10 @@ impl Analysis for Wcp {
             }
             Op::Join => {
                 let u = ev.other_thread();
-                if u != t && self.acted.get(u.index()) == Some(&true) {
+                // A child without events still ends after its fork: its clock holds the
+                // fork's, so the join orders fork → join (as the oracle and HB do).
+                if u != t {
+                    self.ensure_thread(u);
                     let (a, b) = two(&mut self.h, t.index(), u.index());
                     a.join(b);
                     self.p[t.index()].join(&self.h[u.index()]);
