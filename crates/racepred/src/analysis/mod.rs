@@ -46,6 +46,21 @@ pub trait Analysis {
     fn finish(&mut self, names: &Names) -> RaceReport;
 }
 
+/// A borrowed analysis is an analysis: callers that need the concrete state after a run
+/// (e.g. SSHB's diagnosis) push events through `&mut A` and keep `A`.
+impl<A: Analysis + ?Sized> Analysis for &mut A {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    #[inline]
+    fn on_event(&mut self, index: u64, ev: &Event, side: Side<'_>) {
+        (**self).on_event(index, ev, side)
+    }
+    fn finish(&mut self, names: &Names) -> RaceReport {
+        (**self).finish(names)
+    }
+}
+
 /// What to do with an ill-formed trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Validation {
@@ -70,7 +85,7 @@ pub struct RunSummary {
 /// `progress` is called every 2^20 events with (events, bytes read).
 pub fn run<S: EventSource + ?Sized>(
     src: &mut S,
-    analyses: &mut [Box<dyn Analysis>],
+    analyses: &mut [Box<dyn Analysis + '_>],
     validation: Validation,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<RunSummary> {
@@ -111,7 +126,7 @@ pub fn run<S: EventSource + ?Sized>(
 /// check well-formedness themselves). Convenience for tests and multi-pass tools.
 pub fn run_trace(
     trace: &crate::trace::Trace,
-    analyses: &mut [Box<dyn Analysis>],
+    analyses: &mut [Box<dyn Analysis + '_>],
 ) -> Vec<RaceReport> {
     for (i, ev) in trace.events.iter().enumerate() {
         let side = Side {

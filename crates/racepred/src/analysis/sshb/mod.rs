@@ -297,27 +297,11 @@ pub fn diagnose<S: EventSource + ?Sized>(
     cfg: &SshbConfig,
     progress: impl FnMut(u64, u64),
 ) -> Result<(Diagnosis, RunSummary)> {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-    struct Shared(Rc<RefCell<Option<Sshb>>>);
-    impl Analysis for Shared {
-        fn name(&self) -> &'static str {
-            "sshb"
-        }
-        fn on_event(&mut self, index: u64, ev: &Event, side: Side<'_>) {
-            if let Some(a) = self.0.borrow_mut().as_mut() {
-                a.on_event(index, ev, side);
-            }
-        }
-        fn finish(&mut self, _names: &Names) -> RaceReport {
-            RaceReport::new("sshb", crate::report::ReportKind::Pairs)
-        }
-    }
-    let cell = Rc::new(RefCell::new(Some(Sshb::new(cfg.clone()))));
-    let mut list: Vec<Box<dyn Analysis>> = vec![Box::new(Shared(cell.clone()))];
-    let summary = crate::analysis::run(src, &mut list, validation, progress)?;
-    drop(list);
-    let a = cell.borrow_mut().take().expect("sshb state");
+    let mut a = Sshb::new(cfg.clone());
+    let summary = {
+        let mut list: Vec<Box<dyn Analysis + '_>> = vec![Box::new(&mut a)];
+        crate::analysis::run(src, &mut list, validation, progress)?
+    };
     let mut d = a.into_diagnosis(src.names());
     d.report.events = summary.events;
     Ok((d, summary))
