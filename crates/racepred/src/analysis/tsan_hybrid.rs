@@ -69,27 +69,26 @@ impl SyncClocks {
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 a.join(b);
             }
-            Op::VolatileWrite => {
+            // The latest vw(X) / sig(C) publishes the thread's clock; vr(X) / wait(C) joins it.
+            Op::VolatileWrite | Op::Signal => {
+                let table = if ev.op == Op::Signal {
+                    &mut self.signal
+                } else {
+                    &mut self.volatile
+                };
                 let x = ev.target as usize;
-                if x >= self.volatile.len() {
-                    self.volatile.resize_with(x + 1, VectorClock::new);
+                if x >= table.len() {
+                    table.resize_with(x + 1, VectorClock::new);
                 }
-                self.volatile[x].copy_from(&self.threads[t.index()]);
+                table[x].copy_from(&self.threads[t.index()]);
             }
-            Op::VolatileRead => {
-                if let Some(c) = self.volatile.get(ev.target as usize) {
-                    self.threads[t.index()].join(c);
-                }
-            }
-            Op::Signal => {
-                let c = ev.target as usize;
-                if c >= self.signal.len() {
-                    self.signal.resize_with(c + 1, VectorClock::new);
-                }
-                self.signal[c].copy_from(&self.threads[t.index()]);
-            }
-            Op::Wait => {
-                if let Some(c) = self.signal.get(ev.target as usize) {
+            Op::VolatileRead | Op::Wait => {
+                let table = if ev.op == Op::Wait {
+                    &self.signal
+                } else {
+                    &self.volatile
+                };
+                if let Some(c) = table.get(ev.target as usize) {
                     self.threads[t.index()].join(c);
                 }
             }

@@ -347,34 +347,28 @@ impl Analysis for W3po {
                     self.weak_wcp(t, None);
                 }
             }
-            Op::VolatileWrite => {
-                store_edge(
-                    &mut self.last_vw,
-                    ev.target as usize,
-                    t,
-                    &self.clocks[t.index()],
-                );
+            // The latest vw(X) / sig(C) publishes the thread's clock; vr(X) / wait(C) joins it.
+            Op::VolatileWrite | Op::Signal => {
+                let table = if ev.op == Op::Signal {
+                    &mut self.signal
+                } else {
+                    &mut self.last_vw
+                };
+                store_edge(table, ev.target as usize, t, &self.clocks[t.index()]);
             }
-            Op::VolatileRead => {
-                let src = std::mem::take(&mut self.last_vw);
+            Op::VolatileRead | Op::Wait => {
+                let wait = ev.op == Op::Wait;
+                let src = std::mem::take(if wait {
+                    &mut self.signal
+                } else {
+                    &mut self.last_vw
+                });
                 let changed = self.join_edge(t, src.get(ev.target as usize));
-                self.last_vw = src;
-                if changed {
-                    self.weak_wcp(t, None);
-                }
-            }
-            Op::Signal => {
-                store_edge(
-                    &mut self.signal,
-                    ev.target as usize,
-                    t,
-                    &self.clocks[t.index()],
-                );
-            }
-            Op::Wait => {
-                let src = std::mem::take(&mut self.signal);
-                let changed = self.join_edge(t, src.get(ev.target as usize));
-                self.signal = src;
+                *(if wait {
+                    &mut self.signal
+                } else {
+                    &mut self.last_vw
+                }) = src;
                 if changed {
                     self.weak_wcp(t, None);
                 }
