@@ -14,7 +14,7 @@
 //! trace length.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions, ClockKind};
+use racepred::analysis::{create, AnalysisKind, AnalysisOptions, ClockKind};
 use racepred::gen::{GenConfig, Generator};
 use racepred::trace::{Event, Trace};
 use rand::{Rng, SeedableRng};
@@ -33,7 +33,7 @@ fn run_one(t: &Trace, kind: AnalysisKind, clock: ClockKind, streaming: bool) -> 
         ..Default::default()
     };
     let a = create(kind, &opts).expect("analysis exists");
-    let r = run_trace(t, &mut [a]).remove(0);
+    let r = racepred::analysis::run_one(t, a);
     r.pairs.len() + r.racy_events.len()
 }
 

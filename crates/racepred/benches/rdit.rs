@@ -16,7 +16,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use racepred::analysis::rdit::{rdit, RditConfig};
-use racepred::analysis::{create, run_trace, Analysis, AnalysisKind, AnalysisOptions};
+use racepred::analysis::{create, run_one, Analysis, AnalysisKind, AnalysisOptions};
 use racepred::clock::VectorClock;
 use racepred::gen::{GenConfig, Generator};
 use racepred::trace::elide::{elide, ElideConfig};
@@ -30,7 +30,7 @@ fn events() -> u64 {
 }
 
 fn races(t: &Trace, a: Box<dyn Analysis>) -> usize {
-    let r = run_trace(t, &mut [a]).remove(0);
+    let r = run_one(t, a);
     r.pairs.len() + r.racy_events.len()
 }
 
