@@ -1,6 +1,7 @@
 //! PACER cost vs sampling rate on a generated trace (in memory, so parsing is excluded):
 //! r = 0, 0.01, 0.03, 0.1, 1, and FastTrack from the registry when it is built.
-//! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7).
+//! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7);
+//! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace).
 //! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
 //! round-robin through the same `dyn Analysis` interface and print the best CPU time of
 //! each (this thread's, from `/proc/thread-self/schedstat`; wall time where that is
@@ -19,7 +20,12 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
-    let trace = Generator::trace(GenConfig {
+    let trace = match std::env::var("RACEPRED_BENCH_TRACE") {
+        Ok(path) => {
+            let mut src = racepred::trace::open(std::path::Path::new(&path)).expect("open trace");
+            racepred::trace::Trace::read_from(&mut *src).expect("read trace")
+        }
+        Err(_) => Generator::trace(GenConfig {
         events,
         threads: 8,
         vars: 100_000,
@@ -29,7 +35,8 @@ fn bench(c: &mut Criterion) {
         locs: 5000,
         seed: 1,
         ..GenConfig::default()
-    });
+    }),
+    };
     if let Some(n) = std::env::var("RACEPRED_BENCH_TABLE")
         .ok()
         .and_then(|s| s.parse::<usize>().ok())

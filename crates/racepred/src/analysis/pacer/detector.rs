@@ -210,8 +210,6 @@ struct ThreadState {
     /// Version vector: `ver[u]` is the latest version of `u`'s clock received; `ver[t]` is
     /// the thread's own current version.
     ver: Vec<u32>,
-    /// FastTrack's clock of this thread for its own component (see the module docs).
-    ft: u32,
     /// The sampling period in which this thread last had its start-of-period increment.
     period: u64,
 }
@@ -402,9 +400,10 @@ const UNFILLED: u64 = u64::MAX;
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Packed {
-    /// Sampled write: thread (`NO_THREAD`: none) and clock.
+    /// Sampled write: thread (`NO_THREAD`: none), clock and FastTrack epoch.
     w_t: u32,
     w_c: Time,
+    w_ft: u32,
     /// Read map: `NO_THREAD` null, `MAP_T` a pooled map (index in `r_c`), else the epoch
     /// (`r_t`, `r_c`) with its FastTrack epoch `r_ft`.
     r_t: u32,
@@ -421,6 +420,7 @@ impl Default for Packed {
         Packed {
             w_t: NO_THREAD,
             w_c: 0,
+            w_ft: 0,
             r_t: NO_THREAD,
             r_c: 0,
             r_ft: 0,
@@ -446,12 +446,6 @@ struct Sites {
     w_loc: u32,
     r_loc: u32,
 }
-
-/// FastTrack epoch ids (see `Detector::tep`): 0 = never written, 1 = an epoch that ended
-/// before the ids were renumbered; threads' current epochs are 2 and up.
-const EP_NONE: u32 = 0;
-const EP_OLD: u32 = 1;
-const EP_FIRST: u32 = 2;
 
 /// Configuration of a detector.
 #[derive(Clone, Debug, PartialEq)]
@@ -499,18 +493,12 @@ pub struct Detector {
     /// One bit per variable: its `VarMeta` is not null. The non-sampling read path reads
     /// only this (12.5 KB for 10^5 variables, so it stays in L1).
     has_meta: Vec<u64>,
-    /// Current FastTrack epoch of each thread as a globally unique id (0 = no thread state
-    /// yet): a new id at each of FastTrack's increments, so `id == tep[t]` means "thread
-    /// `t`, this epoch".
-    tep: Vec<u32>,
-    next_ep: u32,
-    /// FastTrack's write epoch of each variable as an epoch id (`EP_NONE` if never
-    /// written): the only store of a non-sampling write without metadata, 4 bytes.
-    wep: Vec<u32>,
-    /// The last unsampled write that was not skipped: (variable, non-sampled operations
-    /// then). A read map left empty by that write is FastTrack's too iff no non-sampled
-    /// operation came since (kept here once instead of per variable).
-    last_ns_write: (u32, u64),
+    /// FastTrack's clock of each thread for its own component (0: no thread state yet;
+    /// see the module docs), dense so the fast paths read it with one load.
+    ft: Vec<u32>,
+    /// Non-sampled operations so far when each thread's FastTrack epoch began: if none
+    /// came since, the thread made no unsampled access in its current epoch.
+    ep_ns: Vec<u64>,
     vars: Vec<Packed>,
     sites: Vec<Sites>,
     maps: MapPool,
@@ -539,10 +527,8 @@ impl Detector {
             volatiles: Vec::new(),
             conds: Vec::new(),
             has_meta: Vec::new(),
-            tep: Vec::new(),
-            next_ep: EP_FIRST,
-            wep: Vec::new(),
-            last_ns_write: (u32::MAX, 0),
+            ft: Vec::new(),
+            ep_ns: Vec::new(),
             vars: Vec::new(),
             sites: Vec::new(),
             maps: MapPool::default(),
@@ -619,42 +605,38 @@ impl Detector {
             self.period_start(started, index);
         }
         if !self.sampling {
-            // Outside sampling periods an access to a variable without metadata does (almost)
-            // nothing: a bit test for a read, a 4-byte compare-and-store for a write. With the
-            // countdown sampler this took rate 0 from 1.30× to 0.33× FastTrack's time (bench).
+            // Outside sampling periods an access to a variable without metadata does nothing
+            // but a bit test, and one whose metadata says it repeats an access of the same
+            // thread and FastTrack epoch (FastTrack's same-epoch fast paths) one more load.
             let x = ev.target as usize;
+            let t = ev.thread.0;
             match ev.op {
-                Op::Read if !self.meta_bit(x) => {
-                    self.fast_reads += 1;
-                    return false;
+                Op::Read => {
+                    if !self.meta_bit(x) {
+                        self.fast_reads += 1;
+                        return false;
+                    }
+                    let p = &self.vars[x];
+                    if p.r_t == t && self.ft.get(t as usize) == Some(&p.r_ft) {
+                        self.counters.non_sampling.slow_reads += 1;
+                        return false;
+                    }
                 }
-                Op::Write if !self.meta_bit(x) => {
-                    if let Some(&cur) = self.tep.get(ev.thread.0 as usize) {
-                        if cur != EP_NONE {
-                            self.fast_write(x, cur);
-                            return false;
-                        }
+                Op::Write => {
+                    if !self.meta_bit(x) {
+                        self.fast_writes += 1;
+                        return false;
+                    }
+                    let p = &self.vars[x];
+                    if p.w_t == t && self.ft.get(t as usize) == Some(&p.w_ft) {
+                        self.counters.non_sampling.slow_writes += 1;
+                        return false;
                     }
                 }
                 _ => {}
             }
         }
         self.on_event_slow(index, ev)
-    }
-
-    /// A non-sampling write of a variable without metadata: FastTrack's write epoch is
-    /// kept (its same-epoch skips decide which later sampled writes count), nothing else.
-    #[inline(always)]
-    fn fast_write(&mut self, x: usize, cur: u32) {
-        self.fast_writes += 1;
-        if x >= self.wep.len() {
-            grow_chunked(&mut self.wep, x);
-        }
-        let w = &mut self.wep[x];
-        if *w != cur {
-            *w = cur;
-            self.last_ns_write = (x as u32, self.sampler.non_sampled_ops());
-        }
     }
 
     #[inline(always)]
@@ -680,7 +662,7 @@ impl Detector {
             w: if p.w_t == NO_THREAD {
                 NO_ENTRY
             } else {
-                unfilled(p.w_t, p.w_c, 0)
+                unfilled(p.w_t, p.w_c, p.w_ft)
             },
             r: match p.r_t {
                 NO_THREAD if p.r_inline_map => Reads::Map(MapRef::Inline(NO_ENTRY)),
@@ -699,6 +681,7 @@ impl Detector {
         let mut p = Packed {
             w_t: m.w.t,
             w_c: m.w.c,
+            w_ft: m.w.ft,
             cleared_sampled: m.cleared_sampled,
             ..Packed::default()
         };
@@ -768,45 +751,20 @@ impl Detector {
         }
     }
 
-    /// Gives thread `t` a new FastTrack epoch id.
+    /// Starts a new FastTrack epoch of thread `t` (FastTrack's increment).
     #[inline]
     fn new_epoch(&mut self, t: u32) {
-        if self.next_ep == u32::MAX {
-            self.renumber_epochs();
-        }
-        grow(&mut self.tep, t as usize);
-        self.tep[t as usize] = self.next_ep;
-        self.next_ep += 1;
+        grow(&mut self.ft, t as usize);
+        grow(&mut self.ep_ns, t as usize);
+        self.ft[t as usize] += 1;
+        self.ep_ns[t as usize] = self.sampler.non_sampled_ops();
     }
 
-    /// Ids ran out: threads' current epochs become 2, 3, …; every other id in `wep`
-    /// becomes `EP_OLD` (an ended epoch: no same-epoch match, but "written").
-    #[cold]
-    #[inline(never)]
-    fn renumber_epochs(&mut self) {
-        let mut map = rustc_hash::FxHashMap::default();
-        let mut next = EP_FIRST;
-        for e in self.tep.iter_mut().filter(|e| **e != EP_NONE) {
-            map.insert(*e, next);
-            *e = next;
-            next += 1;
-        }
-        for w in self.wep.iter_mut().filter(|w| **w != EP_NONE) {
-            *w = map.get(w).copied().unwrap_or(EP_OLD);
-        }
-        self.next_ep = next;
-    }
-
-    #[cfg(test)]
-    pub(crate) fn set_next_epoch_for_test(&mut self, e: u32) {
-        if e > self.next_ep {
-            self.next_ep = e;
-        }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn next_epoch_for_test(&self) -> u32 {
-        self.next_ep
+    /// Whether thread `t` may have made an unsampled access in its current FastTrack
+    /// epoch (then a sampled access may repeat it, and FastTrack skip the sampled one).
+    #[inline]
+    fn may_repeat_unsampled(&self, t: u32) -> bool {
+        self.ep_ns[t as usize] != self.sampler.non_sampled_ops()
     }
 
     /// Everything but the non-sampling fast paths.
@@ -896,7 +854,18 @@ impl Detector {
         self.sampling = sampling;
     }
 
+    #[inline]
     fn ensure_thread(&mut self, t: u32) {
+        if self.ft.get(t as usize).is_some_and(|&f| f != 0) {
+            return;
+        }
+        self.create_thread(t);
+    }
+
+    /// Thread state for a thread that was not forked.
+    #[cold]
+    #[inline(never)]
+    fn create_thread(&mut self, t: u32) {
         let i = t as usize;
         if i >= self.threads.len() {
             self.threads.resize_with(i + 1, || None);
@@ -910,7 +879,6 @@ impl Detector {
             self.threads[i] = Some(ThreadState {
                 clock: h,
                 ver,
-                ft: 1,
                 period: if self.sampling { self.period_id } else { 0 },
             });
             self.new_epoch(t);
@@ -943,7 +911,6 @@ impl Detector {
     /// Alg. 10 plus FastTrack's epoch counter: the increment after a release, fork,
     /// volatile write or signal.
     fn increment(&mut self, t: u32) {
-        self.th_mut(t).ft += 1;
         self.new_epoch(t);
         if self.sampling {
             self.increment_clock(t);
@@ -1055,9 +1022,9 @@ impl Detector {
             let p = self.th(t);
             (p.clock, p.ver.clone())
         };
-        let (own_ver, own_ft, old_clock) = match &self.threads[ui] {
-            Some(c) => (c.ver(u), c.ft, c.clock),
-            None => (0, 0, NOCLOCK),
+        let (own_ver, old_clock) = match &self.threads[ui] {
+            Some(c) => (c.ver(u), c.clock),
+            None => (0, NOCLOCK),
         };
         self.arena.drop_ref(old_clock);
         let clock = if self.sampling {
@@ -1076,7 +1043,6 @@ impl Detector {
         self.threads[ui] = Some(ThreadState {
             clock,
             ver,
-            ft: own_ft + 1,
             period: if self.sampling { self.period_id } else { 0 },
         });
         self.new_epoch(u);
@@ -1091,14 +1057,12 @@ impl Detector {
         self.sampler.non_sampled_ops()
     }
 
-    /// Whether FastTrack's read map of `x`, empty in PACER's metadata, is empty too: the
-    /// last write was processed while sampling (`cleared`: every read since took the slow
-    /// path), or no non-sampled operation came after it (or, never written, at all; a
-    /// variable written only while sampling has `cleared`, so `ns_now == 0` says it).
+    /// Whether FastTrack's read map of a variable, empty in PACER's metadata, is empty
+    /// too: its last write cleared FastTrack's map while sampling (`cleared`: every read
+    /// since took the slow path), or no operation at all went unsampled.
     #[inline]
-    fn read_map_exact(&self, cleared: bool, x: usize) -> bool {
-        let ns_now = self.non_sampled_ops();
-        cleared || ns_now == 0 || self.last_ns_write == (x as u32, ns_now)
+    fn read_map_exact(&self, cleared: bool) -> bool {
+        cleared || self.non_sampled_ops() == 0
     }
 
     /// Clock of `t` for component `u`.
@@ -1129,7 +1093,7 @@ impl Detector {
         } else {
             self.counters.sampling.slow_reads += 1;
         }
-        let ft = self.th(t).ft;
+        let ft = self.ft[t as usize];
         if !has_meta {
             // Sampling, null metadata: nothing to check or load, one store.
             self.grow_vars(xi);
@@ -1140,7 +1104,7 @@ impl Detector {
                 loc,
                 index,
             };
-            let r = if self.read_map_exact(false, xi) {
+            let r = if self.read_map_exact(false) {
                 Reads::One(cur)
             } else {
                 // FastTrack's map may hold reads that took the fast path: assume a map.
@@ -1215,7 +1179,7 @@ impl Detector {
         // check a repeat FastTrack skips, never skip one FastTrack checks.
         let r = if sampling {
             match meta.r {
-                Reads::Null if self.read_map_exact(meta.cleared_sampled, xi) => Reads::One(cur),
+                Reads::Null if self.read_map_exact(meta.cleared_sampled) => Reads::One(cur),
                 // FastTrack's map may hold reads that took the fast path: assume a map.
                 Reads::Null => self.maps.alloc(&[cur]),
                 Reads::One(e) if e.t == t || (!e.is_ghost() && self.ordered(&e, t)) => {
@@ -1283,21 +1247,17 @@ impl Detector {
     fn write(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
         let sampling = self.sampling;
         let xi = x as usize;
-        let cur_ep = self.tep[t as usize];
         let has_meta = self.meta_bit(xi);
         if !sampling {
             if !has_meta {
-                self.fast_write(xi, cur_ep);
+                self.fast_writes += 1;
                 return false;
             }
             self.counters.non_sampling.slow_writes += 1;
         } else {
             self.counters.sampling.slow_writes += 1;
         }
-        if xi >= self.wep.len() {
-            grow_chunked(&mut self.wep, xi);
-        }
-        let ft = self.th(t).ft;
+        let ft = self.ft[t as usize];
         let entry = |d: &Detector| Entry {
             t,
             c: d.clock_of(t, t),
@@ -1305,31 +1265,29 @@ impl Detector {
             loc,
             index,
         };
+        // Did FastTrack clear its read map at this write? Yes unless it skipped the write
+        // as a repeat of `t`'s last write in this epoch: known when that write was sampled
+        // (then it is `W`); an unsampled one is possible only if `t` had unsampled
+        // operations in this epoch.
+        let may_skip = sampling && self.may_repeat_unsampled(t);
         if !has_meta {
             // Sampling, null metadata: no race to check; stores only.
             self.grow_vars(xi);
-            // FastTrack's same-epoch skip: the unsampled write of this epoch becomes this
-            // sampled write, which stands for it.
-            let same = self.wep[xi] == cur_ep;
-            self.wep[xi] = cur_ep;
             let m = VarMeta {
                 w: entry(self),
                 r: Reads::Null,
-                cleared_sampled: !same,
+                cleared_sampled: !may_skip,
             };
             self.store(xi, m);
             self.sync_bit(xi);
             return false;
         }
-        // FastTrack: write epoch is epoch(t): no action (but an unsampled write of this
-        // epoch becomes this sampled write, which stands for it).
-        if self.wep[xi] == cur_ep {
-            let m = self.load(xi);
-            if sampling && !m.has_sampled_write() {
-                let w = entry(self);
-                self.store(xi, VarMeta { w, ..m });
+        // FastTrack: write epoch is epoch(t): no action.
+        {
+            let p = &self.vars[xi];
+            if p.w_t == t && p.w_ft == ft {
+                return false;
             }
-            return false;
         }
         let meta = self.load(xi);
         let mut racy = false;
@@ -1365,19 +1323,15 @@ impl Detector {
                 self.maps.release(MapRef::Pool(i));
             }
         }
-        self.wep[xi] = cur_ep;
-        let w = if sampling {
-            entry(self)
-        } else {
-            self.last_ns_write = (x, self.non_sampled_ops());
-            NO_ENTRY
-        };
+        let w = if sampling { entry(self) } else { NO_ENTRY };
+        // FastTrack's `W` is sampled iff this write was (see `may_skip` for its read map).
+        let cleared_sampled = sampling && (meta.has_sampled_write() || !may_skip);
         self.store(
             xi,
             VarMeta {
                 w,
                 r: Reads::Null,
-                cleared_sampled: sampling,
+                cleared_sampled,
             },
         );
         self.sync_bit(xi);
