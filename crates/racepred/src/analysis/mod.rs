@@ -41,6 +41,18 @@ pub trait Analysis {
     /// Consumes the next event; `index` is its 0-based position in the trace.
     fn on_event(&mut self, index: u64, ev: &Event, side: Side<'_>);
 
+    /// Consumes a run of events without side data (no `mbegin` addresses, no access
+    /// numbers), the first at position `first`: the drivers' path, one dynamic call per
+    /// block instead of per event. The default feeds them to [`Analysis::on_event`], which
+    /// the compiler inlines into this loop; an analysis may override it with a loop of its
+    /// own (PACER skips whole non-sampling stretches).
+    #[inline]
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        for (i, ev) in events.iter().enumerate() {
+            self.on_event(first + i as u64, ev, Side::default());
+        }
+    }
+
     /// Produces the report once every event was pushed. `names` are the trace's final name
     /// tables (for analyses whose notes mention objects).
     fn finish(&mut self, names: &Names) -> RaceReport;
@@ -55,6 +67,10 @@ impl<A: Analysis + ?Sized> Analysis for &mut A {
     #[inline]
     fn on_event(&mut self, index: u64, ev: &Event, side: Side<'_>) {
         (**self).on_event(index, ev, side)
+    }
+    #[inline]
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        (**self).on_events(first, events)
     }
     fn finish(&mut self, names: &Names) -> RaceReport {
         (**self).finish(names)
@@ -92,6 +108,17 @@ pub fn run<S: EventSource + ?Sized>(
     let mut validator = Validator::new();
     let mut summary = RunSummary::default();
     let mut index = 0u64;
+    // Events without side data are handed over in blocks (`Analysis::on_events`).
+    let mut block: Vec<Event> = Vec::with_capacity(BLOCK);
+    let flush = |block: &mut Vec<Event>, analyses: &mut [Box<dyn Analysis + '_>], end: u64| {
+        if !block.is_empty() {
+            let first = end - block.len() as u64;
+            for a in analyses.iter_mut() {
+                a.on_events(first, block);
+            }
+            block.clear();
+        }
+    };
     while let Some(ev) = src.next_event()? {
         if validation != Validation::Off {
             if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
@@ -110,17 +137,30 @@ pub fn run<S: EventSource + ?Sized>(
             },
             seq: src.seq(),
         };
-        for a in analyses.iter_mut() {
-            a.on_event(index, &ev, side);
+        if side.addresses.is_empty() && side.seq.is_none() {
+            block.push(ev);
+            if block.len() == BLOCK {
+                flush(&mut block, analyses, index + 1);
+            }
+        } else {
+            flush(&mut block, analyses, index);
+            for a in analyses.iter_mut() {
+                a.on_event(index, &ev, side);
+            }
         }
         index += 1;
         if index & ((1 << 20) - 1) == 0 {
+            flush(&mut block, analyses, index);
             progress(index, src.bytes_read());
         }
     }
+    flush(&mut block, analyses, index);
     summary.events = index;
     Ok(summary)
 }
+
+/// Events per block handed to [`Analysis::on_events`] by the drivers.
+const BLOCK: usize = 4096;
 
 /// Runs analyses over an in-memory trace and returns their reports (no validation: callers
 /// check well-formedness themselves). Convenience for tests and multi-pass tools.
@@ -128,14 +168,29 @@ pub fn run_trace(
     trace: &crate::trace::Trace,
     analyses: &mut [Box<dyn Analysis + '_>],
 ) -> Vec<RaceReport> {
-    for (i, ev) in trace.events.iter().enumerate() {
+    let mut start = 0;
+    // Runs of events without side data go in blocks; the others one by one.
+    let plain = |i: usize| trace.addresses(i).is_empty() && trace.seq.is_none();
+    while start < trace.events.len() {
+        let mut end = start;
+        while end < trace.events.len() && end - start < BLOCK && plain(end) {
+            end += 1;
+        }
+        if end > start {
+            for a in analyses.iter_mut() {
+                a.on_events(start as u64, &trace.events[start..end]);
+            }
+            start = end;
+            continue;
+        }
         let side = Side {
-            addresses: trace.addresses(i),
-            seq: trace.seq.as_ref().map(|s| s[i]),
+            addresses: trace.addresses(start),
+            seq: trace.seq.as_ref().map(|s| s[start]),
         };
         for a in analyses.iter_mut() {
-            a.on_event(i as u64, ev, side);
+            a.on_event(start as u64, &trace.events[start], side);
         }
+        start += 1;
     }
     analyses
         .iter_mut()

@@ -398,7 +398,7 @@ const UNFILLED: u64 = u64::MAX;
 /// compact pool of live records instead of this dense table was no better at r ≤ 0.03 and
 /// slower at r = 1, so it was dropped.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C)]
 struct Packed {
     /// Sampled write: thread (`NO_THREAD`: none), clock and FastTrack epoch.
     w_t: u32,
@@ -437,6 +437,14 @@ impl Packed {
     }
 }
 
+/// A variable's record: the metadata and its sites in one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Rec {
+    p: Packed,
+    s: Sites,
+}
+
 /// Where a variable's write and read epoch come from (for reports and for moving an epoch
 /// into a map): written with them, read only then.
 #[derive(Clone, Copy, Debug, Default)]
@@ -445,6 +453,19 @@ struct Sites {
     r_index: u64,
     w_loc: u32,
     r_loc: u32,
+}
+
+/// What a non-sampling fast path did with an event (see `Detector::skip_unsampled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Skip {
+    /// Not done with: the slow path.
+    No = 0,
+    FastRead = 1,
+    FastWrite = 2,
+    /// Same-epoch repeats (they looked at the metadata, so they count as slow-path
+    /// accesses in Table 3's sense).
+    SameEpochRead = 3,
+    SameEpochWrite = 4,
 }
 
 /// Configuration of a detector.
@@ -499,8 +520,7 @@ pub struct Detector {
     /// Non-sampled operations so far when each thread's FastTrack epoch began: if none
     /// came since, the thread made no unsampled access in its current epoch.
     ep_ns: Vec<u64>,
-    vars: Vec<Packed>,
-    sites: Vec<Sites>,
+    vars: Vec<Rec>,
     maps: MapPool,
     /// Non-sampling fast-path reads and writes (folded into the counters on demand).
     fast_reads: u64,
@@ -530,7 +550,6 @@ impl Detector {
             ft: Vec::new(),
             ep_ns: Vec::new(),
             vars: Vec::new(),
-            sites: Vec::new(),
             maps: MapPool::default(),
             fast_reads: 0,
             fast_writes: 0,
@@ -605,38 +624,97 @@ impl Detector {
             self.period_start(started, index);
         }
         if !self.sampling {
-            // Outside sampling periods an access to a variable without metadata does nothing
-            // but a bit test, and one whose metadata says it repeats an access of the same
-            // thread and FastTrack epoch (FastTrack's same-epoch fast paths) one more load.
-            let x = ev.target as usize;
-            let t = ev.thread.0;
-            match ev.op {
-                Op::Read => {
-                    if !self.meta_bit(x) {
-                        self.fast_reads += 1;
-                        return false;
-                    }
-                    let p = &self.vars[x];
-                    if p.r_t == t && self.ft.get(t as usize) == Some(&p.r_ft) {
-                        self.counters.non_sampling.slow_reads += 1;
-                        return false;
-                    }
-                }
-                Op::Write => {
-                    if !self.meta_bit(x) {
-                        self.fast_writes += 1;
-                        return false;
-                    }
-                    let p = &self.vars[x];
-                    if p.w_t == t && self.ft.get(t as usize) == Some(&p.w_ft) {
-                        self.counters.non_sampling.slow_writes += 1;
-                        return false;
-                    }
-                }
-                _ => {}
+            let mut n = [0; 5];
+            let skip = self.skip_unsampled(ev);
+            n[skip as usize] += 1;
+            self.count_skips(&n);
+            if skip != Skip::No {
+                return false;
             }
         }
         self.on_event_slow(index, ev)
+    }
+
+    /// Consumes a run of events, the first at position `first` (what [`Detector::on_event`]
+    /// does for each, in one loop: a non-sampling stretch runs the fast paths without
+    /// calls, and their counts are kept in registers).
+    pub fn on_events(&mut self, first: u64, events: &[Event]) {
+        let mut i = 0;
+        while i < events.len() {
+            if let Some(started) = self.sampler.tick() {
+                self.period_start(started, first + i as u64);
+            }
+            // `tick` counted event `i`; the rest of the run (to the end of the period or of
+            // the block) is counted at once, before its events are looked at while sampling
+            // (nothing then reads the count), and up to each event that takes the slow path
+            // outside sampling (which reads the count of non-sampled operations).
+            let n = (events.len() - i).min((self.sampler.left() as usize).saturating_add(1));
+            let run = &events[i..i + n];
+            if self.sampling {
+                self.sampler.advance(n as u64 - 1);
+                for (k, ev) in run.iter().enumerate() {
+                    self.on_event_slow(first + (i + k) as u64, ev);
+                }
+            } else {
+                // Fast-path counts stay in registers (a counter in memory bumped at every
+                // event is a chain of store-to-load forwards).
+                let mut counted = 0;
+                let mut skips = [0u64; 5];
+                for (k, ev) in run.iter().enumerate() {
+                    let skip = self.skip_unsampled(ev);
+                    skips[skip as usize] += 1;
+                    if skip == Skip::No {
+                        self.sampler.advance((k - counted) as u64);
+                        counted = k;
+                        self.on_event_slow(first + (i + k) as u64, ev);
+                    }
+                }
+                self.sampler.advance((n - 1 - counted) as u64);
+                self.count_skips(&skips);
+            }
+            i += n;
+        }
+    }
+
+    /// Outside sampling periods: whether `ev` is done with by a fast path, and which. An
+    /// access to a variable without metadata does nothing but a bit test; one whose
+    /// metadata says it repeats an access of the same thread and FastTrack epoch
+    /// (FastTrack's same-epoch fast paths) one more load. The caller counts it.
+    #[inline(always)]
+    fn skip_unsampled(&self, ev: &Event) -> Skip {
+        let x = ev.target as usize;
+        let t = ev.thread.0;
+        match ev.op {
+            Op::Read => {
+                if !self.meta_bit(x) {
+                    return Skip::FastRead;
+                }
+                let p = &self.vars[x].p;
+                if p.r_t == t && self.ft.get(t as usize) == Some(&p.r_ft) {
+                    return Skip::SameEpochRead;
+                }
+            }
+            Op::Write => {
+                if !self.meta_bit(x) {
+                    return Skip::FastWrite;
+                }
+                let p = &self.vars[x].p;
+                if p.w_t == t && self.ft.get(t as usize) == Some(&p.w_ft) {
+                    return Skip::SameEpochWrite;
+                }
+            }
+            _ => {}
+        }
+        Skip::No
+    }
+
+    /// Adds fast-path counts (indexed by [`Skip`]).
+    #[inline(always)]
+    fn count_skips(&mut self, n: &[u64; 5]) {
+        self.fast_reads += n[Skip::FastRead as usize];
+        self.fast_writes += n[Skip::FastWrite as usize];
+        self.counters.non_sampling.slow_reads += n[Skip::SameEpochRead as usize];
+        self.counters.non_sampling.slow_writes += n[Skip::SameEpochWrite as usize];
     }
 
     #[inline(always)]
@@ -650,7 +728,7 @@ impl Detector {
     /// `x`'s metadata (`x` in range).
     #[inline]
     fn load(&self, x: usize) -> VarMeta {
-        let p = self.vars[x];
+        let p = self.vars[x].p;
         let unfilled = |t, c, ft| Entry {
             t,
             c,
@@ -686,8 +764,8 @@ impl Detector {
             ..Packed::default()
         };
         if m.w.t != NO_THREAD && m.w.index != UNFILLED {
-            self.sites[x].w_loc = m.w.loc;
-            self.sites[x].w_index = m.w.index;
+            self.vars[x].s.w_loc = m.w.loc;
+            self.vars[x].s.w_index = m.w.index;
         }
         match m.r {
             Reads::Null => {}
@@ -700,19 +778,19 @@ impl Detector {
                 p.r_inline_map = matches!(m.r, Reads::Map(_));
                 (p.r_t, p.r_c, p.r_ft) = (e.t, e.c, e.ft);
                 if e.index != UNFILLED {
-                    self.sites[x].r_loc = e.loc;
-                    self.sites[x].r_index = e.index;
+                    self.vars[x].s.r_loc = e.loc;
+                    self.vars[x].s.r_index = e.index;
                 }
             }
         }
-        self.vars[x] = p;
+        self.vars[x].p = p;
     }
 
     /// `e` (`x`'s write entry if `write`, else its read epoch) with its site.
     #[inline]
     fn fill(&self, x: usize, mut e: Entry, write: bool) -> Entry {
         if e.index == UNFILLED {
-            let s = &self.sites[x];
+            let s = &self.vars[x].s;
             (e.loc, e.index) = if write {
                 (s.w_loc, s.w_index)
             } else {
@@ -727,15 +805,13 @@ impl Detector {
     fn grow_vars(&mut self, x: usize) {
         if x >= self.vars.len() {
             grow_chunked(&mut self.vars, x);
-            let n = self.vars.len();
-            self.sites.resize(n, Sites::default());
         }
     }
 
     /// Sets `x`'s metadata bit from its `VarMeta` (after every slow-path access).
     #[inline]
     fn sync_bit(&mut self, x: usize) {
-        let on = !self.vars[x].is_null();
+        let on = !self.vars[x].p.is_null();
         let i = x >> 6;
         if i >= self.has_meta.len() {
             if !on {
@@ -1284,7 +1360,7 @@ impl Detector {
         }
         // FastTrack: write epoch is epoch(t): no action.
         {
-            let p = &self.vars[xi];
+            let p = &self.vars[xi].p;
             if p.w_t == t && p.w_ft == ft {
                 return false;
             }

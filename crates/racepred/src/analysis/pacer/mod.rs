@@ -111,6 +111,11 @@ impl Analysis for Pacer {
         self.det.on_event(index, ev);
     }
 
+    #[inline]
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        self.det.on_events(first, events);
+    }
+
     fn finish(&mut self, _names: &Names) -> RaceReport {
         build_report(&mut self.det, &self.cfg)
     }

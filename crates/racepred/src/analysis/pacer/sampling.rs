@@ -78,6 +78,20 @@ impl Sampler {
     }
 
     /// Operations done in the current period.
+    /// Operations left in the current period after the one just ticked.
+    #[inline(always)]
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Counts `n` more operations of the current period at once (`n <= left()`), as `n`
+    /// calls of [`Sampler::tick`] would.
+    #[inline(always)]
+    pub fn advance(&mut self, n: u64) {
+        debug_assert!(n <= self.left);
+        self.left -= n;
+    }
+
     #[inline(always)]
     fn in_period(&self) -> u64 {
         self.len - self.left

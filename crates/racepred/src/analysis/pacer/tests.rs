@@ -28,3 +28,49 @@ fn simple_race_at_rate_one_and_zero() {
     assert_eq!(d.pairs()[0].first, 0);
     assert_eq!(run(&evs, 0.0, 1, 0).racy_events().len(), 0);
 }
+
+/// `on_events` over blocks of any size is `on_event` per event: same races, counters and
+/// sampled ranges.
+#[test]
+fn blocks_equal_single_events() {
+    use crate::gen::{GenConfig, Generator};
+    let trace = Generator::trace(GenConfig {
+        events: 20_000,
+        threads: 4,
+        vars: 40,
+        locks: 3,
+        sync: 0.2,
+        volatile: 0.02,
+        seed: 3,
+        ..GenConfig::default()
+    });
+    for (rate, period) in [(0.0, 50), (0.3, 50), (0.3, 7), (1.0, 50), (0.5, 0)] {
+        let cfg = PacerConfig {
+            rate,
+            period,
+            seed: 5,
+            pairs: true,
+        };
+        let mut a = Detector::new(&cfg);
+        for (i, e) in trace.events.iter().enumerate() {
+            a.on_event(i as u64, e);
+        }
+        for block in [1, 3, 64, 4096, 20_000] {
+            let mut b = Detector::new(&cfg);
+            for (k, chunk) in trace.events.chunks(block).enumerate() {
+                b.on_events((k * block) as u64, chunk);
+            }
+            assert_eq!(a.racy_events(), b.racy_events(), "rate {rate} block {block}");
+            let k = (0..a.pairs().len().max(b.pairs().len()))
+                .find(|&k| a.pairs().get(k) != b.pairs().get(k));
+            assert!(
+                k.is_none(),
+                "rate {rate} block {block}: pair {k:?}: {:?} vs {:?}",
+                k.and_then(|k| a.pairs().get(k)).map(|p| (p.first, p.second)),
+                k.and_then(|k| b.pairs().get(k)).map(|p| (p.first, p.second))
+            );
+            assert_eq!(a.counters(), b.counters());
+            assert_eq!(a.sampled_ranges(), b.sampled_ranges());
+        }
+    }
+}
