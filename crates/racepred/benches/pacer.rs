@@ -127,16 +127,32 @@ impl Analysis for Empty {
 /// One run: (CPU seconds or wall seconds, wall seconds, racy events). `kind` `None` is
 /// the empty analysis.
 fn run_once(kind: Option<AnalysisKind>, rate: f64, events: &[Event]) -> (f64, f64, usize) {
+    // A negative rate: PACER at that rate's absolute value without race pairs (racy events
+    // only, FastTrack's output).
+    if kind == Some(AnalysisKind::Pacer) && rate < 0.0 {
+        let a = Box::new(racepred::analysis::pacer::Pacer::new(PacerConfig {
+            rate: -rate,
+            period: 10_000,
+            seed: 7,
+            pairs: false,
+        }));
+        return time(a, events);
+    }
     let opts = AnalysisOptions {
         rate,
         period: 10_000,
         seed: 7,
         ..AnalysisOptions::default()
     };
-    let mut a = match kind {
+    let a = match kind {
         Some(k) => create(k, &opts).unwrap(),
         None => Box::new(Empty(0)),
     };
+    time(a, events)
+}
+
+/// Runs `a` over `events` as the drivers do: (CPU s or wall s, wall s, racy events).
+fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> (f64, f64, usize) {
     let (c0, t0) = (thread_cpu_ns(), std::time::Instant::now());
     // The drivers' path: blocks of 4096 events through `on_events`.
     for (k, block) in events.chunks(4096).enumerate() {
@@ -164,6 +180,11 @@ fn table(events: &[Event], n: usize) {
                     .iter()
                     .map(|&r| (format!("pacer r={r}"), Some(AnalysisKind::Pacer), r)),
             )
+            .chain(std::iter::once((
+                "pacer r=1, no pairs".to_string(),
+                Some(AnalysisKind::Pacer),
+                -1.0,
+            )))
             .chain(std::iter::once((
                 "fasttrack".to_string(),
                 Some(AnalysisKind::FastTrack),

@@ -392,26 +392,28 @@ proptest! {
         }
     }
 
-    /// The first FastTrack race on each variable, if its only earlier access was sampled, is
-    /// reported (Theorem 2: sampled shortest races are found; before the first race on a
-    /// variable FastTrack's state for it is exact). (An earlier access
-    /// stands for the accesses of the same kind, thread, variable and epoch with no access of
-    /// another thread to the variable in between: see `class_narrow`.)
+    /// Theorem 2 (statistical soundness: every *sampled shortest race* is reported), on
+    /// the first FastTrack race on each variable (before it FastTrack's state for the
+    /// variable is exact). FastTrack keeps one entry for a run of accesses of the same kind,
+    /// thread, variable and FastTrack epoch; of such a run the race with `b` is shortest
+    /// (§1: no intervening racy access) only for the last access before `b`, so that is the
+    /// one that must have been sampled.
     #[test]
-    fn first_sampled_fasttrack_race_per_variable_is_reported(a in actions(), threads in 2u32..5,
+    fn first_sampled_shortest_race_per_variable_is_reported(a in actions(), threads in 2u32..5,
                                             rate in 0.0f64..1.0, period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let (ft_racy, ft_pairs, _, epochs) = ref_fasttrack_full(&tr);
         let d = run_pacer(&tr, rate, period, seed);
         let got = racy(&d);
-        let narrow_sampled = |f: u64, b: u64| {
-            class_narrow(&tr, &epochs, f, b).iter().any(|&j| sampled(&d, j))
-        };
         for b in first_race_per_variable(&tr, &ft_racy) {
             let firsts: Vec<u64> = ft_pairs.iter().filter(|p| p.1 == b).map(|p| p.0).collect();
-            if firsts.len() == 1 && narrow_sampled(firsts[0], b) {
-                prop_assert!(got.contains(&b), "race ({}, {}) with sampled first access missed",
-                             firsts[0], b);
+            if firsts.len() != 1 {
+                continue;
+            }
+            let last = *class_before(&tr, &epochs, firsts[0], b).last().expect("f is in it");
+            if sampled(&d, last) {
+                prop_assert!(got.contains(&b), "shortest race ({}, {}) with sampled first access \
+                             missed (FastTrack's pair: ({}, {}))", last, b, firsts[0], b);
             }
         }
     }
@@ -429,6 +431,37 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// Stronger than the paper's Theorem 2, and no longer promised: the first FastTrack
+    /// race on each variable is reported if *any* access of FastTrack's entry (a run of
+    /// accesses of the same kind, thread, variable and FastTrack epoch with no access of
+    /// another thread in between, `class_narrow`) was sampled, not only the last one. PACER
+    /// kept a sampled access while unsampled repeats of it followed in the same FastTrack
+    /// epoch, so this held; but then a read-shared variable sampled once is looked at on
+    /// every later access until its readers synchronise, which on the JavaGrande traces
+    /// (raytracer, montecarlo) made PACER at r = 0.01 cost as much as FastTrack. An
+    /// unsampled repeat now replaces the sampled access, as one of a later epoch would:
+    /// the race with the replaced access is not a shortest race (§1, Def. 5), so Theorem 2
+    /// and the detection rate r per race are kept (tests above).
+    #[test]
+    #[ignore = "stronger than Theorem 2; given up for proportional cost, see the doc comment"]
+    fn first_fasttrack_race_with_any_sampled_access_of_its_entry_is_reported(a in actions(),
+            threads in 2u32..5, rate in 0.0f64..1.0, period in 1u64..6, seed: u64) {
+        let tr = from_actions(threads, 3, 2, &a);
+        let (ft_racy, ft_pairs, _, epochs) = ref_fasttrack_full(&tr);
+        let d = run_pacer(&tr, rate, period, seed);
+        let got = racy(&d);
+        let narrow_sampled = |f: u64, b: u64| {
+            class_narrow(&tr, &epochs, f, b).iter().any(|&j| sampled(&d, j))
+        };
+        for b in first_race_per_variable(&tr, &ft_racy) {
+            let firsts: Vec<u64> = ft_pairs.iter().filter(|p| p.1 == b).map(|p| p.0).collect();
+            if firsts.len() == 1 && narrow_sampled(firsts[0], b) {
+                prop_assert!(got.contains(&b), "race ({}, {}) with sampled first access missed",
+                             firsts[0], b);
+            }
+        }
+    }
 
     /// Every FastTrack race whose only earlier access was sampled is reported. Fails after a
     /// first race on the variable: FastTrack's same-epoch fast paths then depend on the

@@ -398,7 +398,7 @@ const UNFILLED: u64 = u64::MAX;
 /// compact pool of live records instead of this dense table was no better at r ≤ 0.03 and
 /// slower at r = 1, so it was dropped.
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
+#[repr(C, align(32))]
 struct Packed {
     /// Sampled write: thread (`NO_THREAD`: none), clock and FastTrack epoch.
     w_t: u32,
@@ -437,14 +437,6 @@ impl Packed {
     }
 }
 
-/// A variable's record: the metadata and its sites in one cache line.
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(64))]
-struct Rec {
-    p: Packed,
-    s: Sites,
-}
-
 /// Where a variable's write and read epoch come from (for reports and for moving an epoch
 /// into a map): written with them, read only then.
 #[derive(Clone, Copy, Debug, Default)]
@@ -462,8 +454,8 @@ enum Skip {
     No = 0,
     FastRead = 1,
     FastWrite = 2,
-    /// Same-epoch repeats (they looked at the metadata, so they count as slow-path
-    /// accesses in Table 3's sense).
+    /// Same-epoch repeats, and reads that leave the metadata as it is (they looked at the
+    /// metadata, so they count as slow-path accesses in Table 3's sense).
     SameEpochRead = 3,
     SameEpochWrite = 4,
 }
@@ -520,7 +512,8 @@ pub struct Detector {
     /// Non-sampled operations so far when each thread's FastTrack epoch began: if none
     /// came since, the thread made no unsampled access in its current epoch.
     ep_ns: Vec<u64>,
-    vars: Vec<Rec>,
+    vars: Vec<Packed>,
+    sites: Vec<Sites>,
     maps: MapPool,
     /// Non-sampling fast-path reads and writes (folded into the counters on demand).
     fast_reads: u64,
@@ -533,6 +526,8 @@ pub struct Detector {
     sampled_ranges: Vec<(u64, u64)>,
     /// Scratch for the races of the current access.
     scratch: Vec<(Entry, Op)>,
+    /// Scratch for `on_events`: positions in a non-sampling run that need a closer look.
+    candidates: Vec<u32>,
 }
 
 impl Detector {
@@ -550,6 +545,7 @@ impl Detector {
             ft: Vec::new(),
             ep_ns: Vec::new(),
             vars: Vec::new(),
+            sites: Vec::new(),
             maps: MapPool::default(),
             fast_reads: 0,
             fast_writes: 0,
@@ -559,6 +555,7 @@ impl Detector {
             record_pairs: cfg.pairs,
             sampled_ranges: Vec::new(),
             scratch: Vec::new(),
+            candidates: Vec::new(),
         }
     }
 
@@ -648,19 +645,63 @@ impl Detector {
             // the block) is counted at once, before its events are looked at while sampling
             // (nothing then reads the count), and up to each event that takes the slow path
             // outside sampling (which reads the count of non-sampled operations).
-            let n = (events.len() - i).min((self.sampler.left() as usize).saturating_add(1));
+            let n = (events.len() - i)
+                .min((self.sampler.left() as usize).saturating_add(1))
+                .min(MAX_RUN);
             let run = &events[i..i + n];
+            // Each variable record an access will look at is prefetched `AHEAD` events
+            // early, so the cache misses of successive slow-path accesses overlap.
             if self.sampling {
                 self.sampler.advance(n as u64 - 1);
                 for (k, ev) in run.iter().enumerate() {
+                    if let Some(next) = run.get(k + AHEAD) {
+                        if next.op.is_access() {
+                            self.prefetch(next.target as usize);
+                            // A sampled access also writes the site of its entry.
+                            if let Some(r) = self.sites.get(next.target as usize) {
+                                prefetch_read(r as *const Sites as *const i8);
+                            }
+                        }
+                    }
                     self.on_event_slow(first + (i + k) as u64, ev);
                 }
             } else {
-                // Fast-path counts stay in registers (a counter in memory bumped at every
-                // event is a chain of store-to-load forwards).
+                // Two passes. Outside sampling periods metadata bits only ever get cleared
+                // (only sampled accesses create metadata), so an access whose bit is clear
+                // now stays on the fast path: the first pass counts those (in registers: a
+                // counter in memory bumped at every event is a chain of store-to-load
+                // forwards) and lists the rest, whose records the second pass prefetches
+                // ahead and handles in order.
+                // The first pass is branch-free but for the loop itself: reads, writes and
+                // synchronisation come in no predictable order.
+                let mut cand = std::mem::take(&mut self.candidates);
+                cand.resize(n, 0);
+                let (mut reads, mut writes, mut len) = (0u64, 0u64, 0usize);
+                let hm = &self.has_meta;
+                for (k, ev) in run.iter().enumerate() {
+                    let x = ev.target as usize;
+                    let bit = hm.get(x >> 6).map_or(0, |w| (w >> (x & 63)) & 1);
+                    let read = (ev.op == Op::Read) as u64;
+                    let write = (ev.op == Op::Write) as u64;
+                    let fast = (read | write) & (bit ^ 1);
+                    reads += fast & read;
+                    writes += fast & write;
+                    cand[len] = k as u32;
+                    len += (fast ^ 1) as usize;
+                }
+                cand.truncate(len);
+                self.fast_reads += reads;
+                self.fast_writes += writes;
                 let mut counted = 0;
                 let mut skips = [0u64; 5];
-                for (k, ev) in run.iter().enumerate() {
+                for (j, &k) in cand.iter().enumerate() {
+                    if let Some(&a) = cand.get(j + AHEAD) {
+                        let next = &run[a as usize];
+                        if next.op.is_access() {
+                            self.prefetch(next.target as usize);
+                        }
+                    }
+                    let (k, ev) = (k as usize, &run[k as usize]);
                     let skip = self.skip_unsampled(ev);
                     skips[skip as usize] += 1;
                     if skip == Skip::No {
@@ -671,6 +712,7 @@ impl Detector {
                 }
                 self.sampler.advance((n - 1 - counted) as u64);
                 self.count_skips(&skips);
+                self.candidates = cand;
             }
             i += n;
         }
@@ -689,8 +731,18 @@ impl Detector {
                 if !self.meta_bit(x) {
                     return Skip::FastRead;
                 }
-                let p = &self.vars[x].p;
-                if p.r_t == t && self.ft.get(t as usize) == Some(&p.r_ft) {
+                let p = &self.vars[x];
+                let Some(&ft) = self.ft.get(t as usize).filter(|&&f| f != 0) else {
+                    return Skip::No;
+                };
+                // A ghost of this epoch (an unsampled read of `t` already took its place).
+                if p.r_t == t && ft == p.r_ft && p.r_c == GHOST && !p.r_inline_map {
+                    return Skip::SameEpochRead;
+                }
+                // A read map held inline without an entry of `t` (other threads' reads,
+                // typically of read-shared data PACER keeps metadata for): an unsampled read
+                // of `t` leaves it as it is, so only the write needs a look (Alg. 12).
+                if p.r_inline_map && p.r_t != t && self.write_ordered(p, t) {
                     return Skip::SameEpochRead;
                 }
             }
@@ -698,14 +750,25 @@ impl Detector {
                 if !self.meta_bit(x) {
                     return Skip::FastWrite;
                 }
-                let p = &self.vars[x].p;
-                if p.w_t == t && self.ft.get(t as usize) == Some(&p.w_ft) {
-                    return Skip::SameEpochWrite;
-                }
             }
             _ => {}
         }
         Skip::No
+    }
+
+    /// Asks the cache for `x`'s record (if it exists; a hint, no effect on results).
+    #[inline(always)]
+    fn prefetch(&self, x: usize) {
+        if let Some(r) = self.vars.get(x) {
+            prefetch_read(r as *const Packed as *const i8);
+        }
+    }
+
+    /// `x`'s sampled write, if any, happens before the current event of `t` (which has
+    /// thread state).
+    #[inline(always)]
+    fn write_ordered(&self, p: &Packed, t: u32) -> bool {
+        p.w_t == NO_THREAD || p.w_t == t || p.w_c <= self.clock_of(t, p.w_t)
     }
 
     /// Adds fast-path counts (indexed by [`Skip`]).
@@ -728,7 +791,7 @@ impl Detector {
     /// `x`'s metadata (`x` in range).
     #[inline]
     fn load(&self, x: usize) -> VarMeta {
-        let p = self.vars[x].p;
+        let p = self.vars[x];
         let unfilled = |t, c, ft| Entry {
             t,
             c,
@@ -764,8 +827,8 @@ impl Detector {
             ..Packed::default()
         };
         if m.w.t != NO_THREAD && m.w.index != UNFILLED {
-            self.vars[x].s.w_loc = m.w.loc;
-            self.vars[x].s.w_index = m.w.index;
+            self.sites[x].w_loc = m.w.loc;
+            self.sites[x].w_index = m.w.index;
         }
         match m.r {
             Reads::Null => {}
@@ -778,19 +841,19 @@ impl Detector {
                 p.r_inline_map = matches!(m.r, Reads::Map(_));
                 (p.r_t, p.r_c, p.r_ft) = (e.t, e.c, e.ft);
                 if e.index != UNFILLED {
-                    self.vars[x].s.r_loc = e.loc;
-                    self.vars[x].s.r_index = e.index;
+                    self.sites[x].r_loc = e.loc;
+                    self.sites[x].r_index = e.index;
                 }
             }
         }
-        self.vars[x].p = p;
+        self.vars[x] = p;
     }
 
     /// `e` (`x`'s write entry if `write`, else its read epoch) with its site.
     #[inline]
     fn fill(&self, x: usize, mut e: Entry, write: bool) -> Entry {
         if e.index == UNFILLED {
-            let s = &self.vars[x].s;
+            let s = &self.sites[x];
             (e.loc, e.index) = if write {
                 (s.w_loc, s.w_index)
             } else {
@@ -805,13 +868,15 @@ impl Detector {
     fn grow_vars(&mut self, x: usize) {
         if x >= self.vars.len() {
             grow_chunked(&mut self.vars, x);
+            let n = self.vars.len();
+            self.sites.resize(n, Sites::default());
         }
     }
 
     /// Sets `x`'s metadata bit from its `VarMeta` (after every slow-path access).
     #[inline]
     fn sync_bit(&mut self, x: usize) {
-        let on = !self.vars[x].p.is_null();
+        let on = !self.vars[x].is_null();
         let i = x >> 6;
         if i >= self.has_meta.len() {
             if !on {
@@ -820,6 +885,8 @@ impl Detector {
             grow_chunked(&mut self.has_meta, i);
         }
         let b = 1u64 << (x & 63);
+        // `on_events` relies on this: outside sampling periods bits are only cleared.
+        debug_assert!(self.sampling || !on || self.has_meta[i] & b != 0);
         if on {
             self.has_meta[i] |= b;
         } else {
@@ -1192,9 +1259,11 @@ impl Detector {
         }
         let meta = self.load(xi);
         // FastTrack: read map is epoch(t): no action (but a ghost of this epoch becomes
-        // this sampled read, which stands for it).
+        // this sampled read, which stands for it). Outside sampling periods only for a
+        // ghost: a sampled read of `t` is replaced below, like one of an older epoch (see
+        // the module docs on shortest races).
         if let Reads::One(e) = &meta.r {
-            if e.t == t && e.ft == ft {
+            if e.t == t && e.ft == ft && (sampling || e.is_ghost()) {
                 if sampling && e.is_ghost() {
                     let c = self.clock_of(t, t);
                     let r = Reads::One(Entry {
@@ -1210,8 +1279,8 @@ impl Detector {
             }
         }
         // FastTrack's [READ SHARED SAME EPOCH]: `t` already read in this epoch and the read
-        // map is a vector.
-        if let Reads::Map(m) = meta.r {
+        // map is a vector (while sampling; outside, `t`'s entry is dropped below).
+        if let (true, Reads::Map(m)) = (sampling, meta.r) {
             let v = self.maps.slice(&m);
             if let Some(k) = v.iter().position(|e| e.t == t && e.ft == ft) {
                 if sampling && v[k].is_ghost() {
@@ -1291,11 +1360,9 @@ impl Detector {
                     let e = self.fill(xi, e, false);
                     self.maps.alloc(&[e])
                 }
-                Reads::Map(m) => {
-                    // `t`'s entry from this same FastTrack epoch stands for this read too
-                    // (same happens-before successors): keep it.
-                    Reads::Map(self.maps.retain(m, |e| e.t != t || e.ft == ft))
-                }
+                // `t`'s entry goes, even from this same FastTrack epoch: this read stands
+                // for it (same happens-before successors, later).
+                Reads::Map(m) => Reads::Map(self.maps.retain(m, |e| e.t != t)),
             };
             // Without a sampled write, the shape of the read map no longer matters (a read
             // cannot race without a write): drop it unless it holds sampled reads.
@@ -1358,9 +1425,10 @@ impl Detector {
             self.sync_bit(xi);
             return false;
         }
-        // FastTrack: write epoch is epoch(t): no action.
-        {
-            let p = &self.vars[xi].p;
+        // FastTrack: write epoch is epoch(t): no action (while sampling; outside, this
+        // write replaces `t`'s sampled one like a write of a later epoch).
+        if sampling {
+            let p = &self.vars[xi];
             if p.w_t == t && p.w_ft == ft {
                 return false;
             }
@@ -1432,6 +1500,25 @@ impl Detector {
         }
         self.scratch.clear();
     }
+}
+
+/// Longest run `Detector::on_events` handles at once (bounds its scratch list).
+const MAX_RUN: usize = 4096;
+
+/// How many events ahead `Detector::on_events` prefetches variable records.
+const AHEAD: usize = 12;
+
+/// A prefetch hint for the cache line at `p` (x86-64; a no-op elsewhere).
+#[inline(always)]
+fn prefetch_read(p: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it does not dereference `p` in the language's sense
+    // and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 #[inline]
