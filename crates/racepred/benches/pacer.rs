@@ -1,7 +1,8 @@
 //! PACER cost vs sampling rate on a generated trace (in memory, so parsing is excluded):
 //! r = 0, 0.01, 0.03, 0.1, 1, and FastTrack from the registry when it is built.
 //! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7);
-//! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace).
+//! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace);
+//! `RACEPRED_BENCH_PERIOD` sets PACER's sampling period (default 10^4 operations).
 //! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
 //! round-robin through the same `dyn Analysis` interface and print the best CPU time of
 //! each (wall; CPU of this thread from `/proc/thread-self/schedstat` beside it) and its
@@ -26,16 +27,16 @@ fn bench(c: &mut Criterion) {
             racepred::trace::Trace::read_from(&mut *src).expect("read trace")
         }
         Err(_) => Generator::trace(GenConfig {
-        events,
-        threads: 8,
-        vars: 100_000,
-        locks: 16,
-        sync: 0.05,
-        volatile: 0.005,
-        locs: 5000,
-        seed: 1,
-        ..GenConfig::default()
-    }),
+            events,
+            threads: 8,
+            vars: 100_000,
+            locks: 16,
+            sync: 0.05,
+            volatile: 0.005,
+            locs: 5000,
+            seed: 1,
+            ..GenConfig::default()
+        }),
     };
     if let Some(n) = std::env::var("RACEPRED_BENCH_TABLE")
         .ok()
@@ -56,7 +57,7 @@ fn bench(c: &mut Criterion) {
                 let t0 = std::time::Instant::now();
                 let mut det = Detector::new(&PacerConfig {
                     rate,
-                    period: 10_000,
+                    period: bench_period(),
                     seed: 7,
                     pairs: false,
                 });
@@ -78,7 +79,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let mut d = Detector::new(&PacerConfig {
                     rate,
-                    period: 10_000,
+                    period: bench_period(),
                     seed: 7,
                     pairs: false,
                 });
@@ -100,6 +101,14 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// The sampling period (operations): `RACEPRED_BENCH_PERIOD`, default 10^4 (the CLI's).
+fn bench_period() -> u64 {
+    std::env::var("RACEPRED_BENCH_PERIOD")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000)
 }
 
 /// CPU time of this thread in ns (`None` without `/proc`).
@@ -132,7 +141,7 @@ fn run_once(kind: Option<AnalysisKind>, rate: f64, events: &[Event]) -> (f64, f6
     if kind == Some(AnalysisKind::Pacer) && rate < 0.0 {
         let a = Box::new(racepred::analysis::pacer::Pacer::new(PacerConfig {
             rate: -rate,
-            period: 10_000,
+            period: bench_period(),
             seed: 7,
             pairs: false,
         }));
@@ -140,7 +149,7 @@ fn run_once(kind: Option<AnalysisKind>, rate: f64, events: &[Event]) -> (f64, f6
     }
     let opts = AnalysisOptions {
         rate,
-        period: 10_000,
+        period: bench_period(),
         seed: 7,
         ..AnalysisOptions::default()
     };

@@ -11,14 +11,26 @@
 //!
 //! **Layout for the non-sampling fast path** (what makes "PACER does almost nothing outside
 //! sampling periods" true in time, not only in work): a bitmap says which variables have
-//! non-null metadata (a read outside sampling periods is one bit test); FastTrack's write
-//! epoch of each variable is a 4-byte epoch id in its own array (a write is one compare and
-//! store); the metadata itself (`Packed`, 32 bytes, with report sites apart, small read
-//! maps inline) is touched only while sampling or when the bit is set. The sampler is a
-//! countdown. On the 10^7-event benchmark (`benches/pacer.rs`, `RACEPRED_BENCH_TABLE`) this
-//! took rate 0 from 1.3–1.7× to 0.32× FastTrack's CPU time and r = 0.03 from 1.6–1.9× to
-//! 0.77×. What is left at low rates is mostly one cache miss per access to a variable that
-//! still has metadata after a sampling period (inherent: such accesses must be checked).
+//! non-null metadata, so an access outside sampling periods to a variable without metadata
+//! is one bit test, and stores nothing; the metadata itself (`Packed`, 32 bytes, with
+//! report sites apart, small read maps inline) is touched only while sampling or when the
+//! bit is set. The sampler is a countdown. [`Detector::on_events`] takes a block of events
+//! at a time: a non-sampling stretch is one branch-free pass that counts the accesses whose
+//! bit is clear and lists the others, then a second pass over that list with the records
+//! prefetched ahead; sampling stretches prefetch the records of the next accesses. Outside
+//! sampling periods metadata bits are only ever cleared, which is what makes the first pass
+//! exact.
+//!
+//! **Shortest races.** The paper guarantees the *sampled shortest races* (§1, Def. 5,
+//! Theorem 2): a race (a, b) with a sampled and no access between them that also races
+//! with b. Outside sampling periods an unsampled access of `t` therefore replaces `t`'s
+//! sampled access of the same kind (an unsampled read drops `t`'s read entry, an unsampled
+//! write all metadata), even when FastTrack would have skipped it as a same-epoch repeat:
+//! the two have the same happens-before successors, so the race with the older one is not
+//! shortest. Keeping it instead, as FastTrack's single entry for the run of repeats does,
+//! reports strictly more but keeps a read-shared variable's metadata, and makes every later
+//! access to it a slow one, until its readers synchronise; on the JavaGrande raytracer trace
+//! that made r = 0.01 cost as much as FastTrack.
 //!
 //! Clocks live in an arena of reference-counted buffers: a shallow copy bumps a count; a
 //! thread or volatile clones its buffer before changing it when the count is above one
@@ -28,10 +40,9 @@
 //! same-epoch fast paths ("read map is `epoch(t)`", "write epoch is `epoch(t)`") depend on
 //! FastTrack's clock increments, which PACER skips outside sampling periods. Each thread
 //! therefore also counts FastTrack's increments in a scalar `ft` (one add per release, fork,
-//! volatile write or signal: O(1)), and each recorded access keeps it; the same count is
-//! also kept as a globally unique 32-bit id per (thread, epoch) for the write-epoch array
-//! (ids renumbered when they run out). The same-epoch tests compare these; the happens-before tests compare PACER's vector clocks, which are exact for
-//! sampled accesses (Lemmas 8–9). At rate 1 the detector is FastTrack (Alg. 7–8).
+//! volatile write or signal: O(1)), and each recorded access keeps it. The same-epoch tests
+//! compare these; the happens-before tests compare PACER's vector clocks, which are exact
+//! for sampled accesses (Lemmas 8–9). At rate 1 the detector is FastTrack (Alg. 7–8).
 
 use crate::report::{RacePair, RacyEvent};
 use crate::trace::{Event, LocId, Op, ThreadId};
@@ -358,8 +369,7 @@ impl MapPool {
 /// [`Detector::fill`] looks up their site).
 #[derive(Clone, Copy, Debug)]
 struct VarMeta {
-    /// The last write if it was sampled (`NO_ENTRY` after an unsampled one: its FastTrack
-    /// epoch is in `Detector::wep`).
+    /// The last write if it was sampled (`NO_ENTRY` after an unsampled one).
     w: Entry,
     r: Reads,
     /// The last write was processed (not skipped) in a sampling period: every read since
@@ -391,8 +401,7 @@ const MAP_T: u32 = u32::MAX - 1;
 const UNFILLED: u64 = u64::MAX;
 
 /// A variable's metadata as stored, looked at only while sampling or when its bit in
-/// `Detector::has_meta` is set: what the race checks need, 32 bytes (FastTrack's write
-/// epoch lives apart, `Detector::wep`). Plain data, so a sampled access to a variable
+/// `Detector::has_meta` is set: what the race checks need, 32 bytes. Plain data, so a sampled access to a variable
 /// without metadata only stores. Against a 64-byte record with the sites inline: r = 1
 /// 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark (best of 8, noisy machine). A
 /// compact pool of live records instead of this dense table was no better at r ≤ 0.03 and
@@ -454,10 +463,10 @@ enum Skip {
     No = 0,
     FastRead = 1,
     FastWrite = 2,
-    /// Same-epoch repeats, and reads that leave the metadata as it is (they looked at the
-    /// metadata, so they count as slow-path accesses in Table 3's sense).
-    SameEpochRead = 3,
-    SameEpochWrite = 4,
+    /// Reads that leave the metadata as it is (a ghost's same-epoch repeat, or a read
+    /// map without an entry of the reader); they looked at the metadata, so they count as
+    /// slow-path reads in Table 3's sense.
+    LookedRead = 3,
 }
 
 /// Configuration of a detector.
@@ -621,7 +630,7 @@ impl Detector {
             self.period_start(started, index);
         }
         if !self.sampling {
-            let mut n = [0; 5];
+            let mut n = [0; 4];
             let skip = self.skip_unsampled(ev);
             n[skip as usize] += 1;
             self.count_skips(&n);
@@ -693,7 +702,7 @@ impl Detector {
                 self.fast_reads += reads;
                 self.fast_writes += writes;
                 let mut counted = 0;
-                let mut skips = [0u64; 5];
+                let mut skips = [0u64; 4];
                 for (j, &k) in cand.iter().enumerate() {
                     if let Some(&a) = cand.get(j + AHEAD) {
                         let next = &run[a as usize];
@@ -719,9 +728,8 @@ impl Detector {
     }
 
     /// Outside sampling periods: whether `ev` is done with by a fast path, and which. An
-    /// access to a variable without metadata does nothing but a bit test; one whose
-    /// metadata says it repeats an access of the same thread and FastTrack epoch
-    /// (FastTrack's same-epoch fast paths) one more load. The caller counts it.
+    /// access to a variable without metadata does nothing but a bit test; a read that
+    /// leaves the metadata as it is, one more load. The caller counts it.
     #[inline(always)]
     fn skip_unsampled(&self, ev: &Event) -> Skip {
         let x = ev.target as usize;
@@ -737,20 +745,16 @@ impl Detector {
                 };
                 // A ghost of this epoch (an unsampled read of `t` already took its place).
                 if p.r_t == t && ft == p.r_ft && p.r_c == GHOST && !p.r_inline_map {
-                    return Skip::SameEpochRead;
+                    return Skip::LookedRead;
                 }
                 // A read map held inline without an entry of `t` (other threads' reads,
                 // typically of read-shared data PACER keeps metadata for): an unsampled read
                 // of `t` leaves it as it is, so only the write needs a look (Alg. 12).
                 if p.r_inline_map && p.r_t != t && self.write_ordered(p, t) {
-                    return Skip::SameEpochRead;
+                    return Skip::LookedRead;
                 }
             }
-            Op::Write => {
-                if !self.meta_bit(x) {
-                    return Skip::FastWrite;
-                }
-            }
+            Op::Write if !self.meta_bit(x) => return Skip::FastWrite,
             _ => {}
         }
         Skip::No
@@ -773,11 +777,10 @@ impl Detector {
 
     /// Adds fast-path counts (indexed by [`Skip`]).
     #[inline(always)]
-    fn count_skips(&mut self, n: &[u64; 5]) {
+    fn count_skips(&mut self, n: &[u64; 4]) {
         self.fast_reads += n[Skip::FastRead as usize];
         self.fast_writes += n[Skip::FastWrite as usize];
-        self.counters.non_sampling.slow_reads += n[Skip::SameEpochRead as usize];
-        self.counters.non_sampling.slow_writes += n[Skip::SameEpochWrite as usize];
+        self.counters.non_sampling.slow_reads += n[Skip::LookedRead as usize];
     }
 
     #[inline(always)]

@@ -60,14 +60,20 @@ fn blocks_equal_single_events() {
             for (k, chunk) in trace.events.chunks(block).enumerate() {
                 b.on_events((k * block) as u64, chunk);
             }
-            assert_eq!(a.racy_events(), b.racy_events(), "rate {rate} block {block}");
+            assert_eq!(
+                a.racy_events(),
+                b.racy_events(),
+                "rate {rate} block {block}"
+            );
             let k = (0..a.pairs().len().max(b.pairs().len()))
                 .find(|&k| a.pairs().get(k) != b.pairs().get(k));
             assert!(
                 k.is_none(),
                 "rate {rate} block {block}: pair {k:?}: {:?} vs {:?}",
-                k.and_then(|k| a.pairs().get(k)).map(|p| (p.first, p.second)),
-                k.and_then(|k| b.pairs().get(k)).map(|p| (p.first, p.second))
+                k.and_then(|k| a.pairs().get(k))
+                    .map(|p| (p.first, p.second)),
+                k.and_then(|k| b.pairs().get(k))
+                    .map(|p| (p.first, p.second))
             );
             assert_eq!(a.counters(), b.counters());
             assert_eq!(a.sampled_ranges(), b.sampled_ranges());
