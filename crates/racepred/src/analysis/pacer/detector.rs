@@ -401,11 +401,12 @@ const MAP_T: u32 = u32::MAX - 1;
 const UNFILLED: u64 = u64::MAX;
 
 /// A variable's metadata as stored, looked at only while sampling or when its bit in
-/// `Detector::has_meta` is set: what the race checks need, 32 bytes. Plain data, so a sampled access to a variable
-/// without metadata only stores. Against a 64-byte record with the sites inline: r = 1
-/// 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark (best of 8, noisy machine). A
-/// compact pool of live records instead of this dense table was no better at r ≤ 0.03 and
-/// slower at r = 1, so it was dropped.
+/// `Detector::has_meta` is set: what the race checks need, 32 bytes. Plain data, so a
+/// sampled access to a variable without metadata only stores. Against a 64-byte record
+/// with the sites inline: r = 1 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark
+/// (best of 8, noisy machine); measured again with the block loop and prefetching, r =
+/// 0.03 0.60 → 0.42 of FastTrack. A compact pool of live records instead of this dense
+/// table was no better at r ≤ 0.03 and slower at r = 1, so it was dropped.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Packed {
