@@ -133,31 +133,45 @@ impl Analysis for Empty {
     }
 }
 
-/// One run: (CPU seconds or wall seconds, wall seconds, racy events). `kind` `None` is
-/// the empty analysis.
-fn run_once(kind: Option<AnalysisKind>, rate: f64, events: &[Event]) -> (f64, f64, usize) {
-    // A negative rate: PACER at that rate's absolute value without race pairs (racy events
-    // only, FastTrack's output).
-    if kind == Some(AnalysisKind::Pacer) && rate < 0.0 {
-        let a = Box::new(racepred::analysis::pacer::Pacer::new(PacerConfig {
-            rate: -rate,
-            period: bench_period(),
-            seed: 7,
-            pairs: false,
-        }));
-        return time(a, events);
+/// A row of the table: what runs.
+#[derive(Clone, Copy)]
+enum Row {
+    /// The empty analysis (the loop's floor).
+    Empty,
+    /// PACER at `rate`, with race pairs (as the CLI reports) or racy events only (as
+    /// FastTrack reports).
+    Pacer {
+        rate: f64,
+        pairs: bool,
+    },
+    FastTrack,
+}
+
+impl Row {
+    fn name(self) -> String {
+        match self {
+            Row::Empty => "empty loop".into(),
+            Row::Pacer { rate, pairs: true } => format!("pacer r={rate}"),
+            Row::Pacer { rate, pairs: false } => format!("pacer r={rate}, no pairs"),
+            Row::FastTrack => "fasttrack".into(),
+        }
     }
-    let opts = AnalysisOptions {
-        rate,
-        period: bench_period(),
-        seed: 7,
-        ..AnalysisOptions::default()
-    };
-    let a = match kind {
-        Some(k) => create(k, &opts).unwrap(),
-        None => Box::new(Empty(0)),
-    };
-    time(a, events)
+
+    fn analysis(self) -> Box<dyn Analysis> {
+        match self {
+            Row::Empty => Box::new(Empty(0)),
+            Row::Pacer { rate, pairs } => {
+                Box::new(racepred::analysis::pacer::Pacer::new(PacerConfig {
+                    rate,
+                    period: bench_period(),
+                    seed: 7,
+                    pairs,
+                }))
+            }
+            Row::FastTrack => create(AnalysisKind::FastTrack, &AnalysisOptions::default())
+                .expect("fasttrack exists"),
+        }
+    }
 }
 
 /// Runs `a` over `events` as the drivers do: (CPU s or wall s, wall s, racy events).
@@ -182,47 +196,42 @@ fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> (f64, f64, usize) {
 }
 
 fn table(events: &[Event], n: usize) {
-    let configs: Vec<(String, Option<AnalysisKind>, f64)> =
-        std::iter::once(("empty loop".to_string(), None, 0.0))
-            .chain(
-                [0.0, 0.01, 0.03, 0.1, 1.0]
-                    .iter()
-                    .map(|&r| (format!("pacer r={r}"), Some(AnalysisKind::Pacer), r)),
-            )
-            .chain(std::iter::once((
-                "pacer r=1, no pairs".to_string(),
-                Some(AnalysisKind::Pacer),
-                -1.0,
-            )))
-            .chain(std::iter::once((
-                "fasttrack".to_string(),
-                Some(AnalysisKind::FastTrack),
-                1.0,
-            )))
-            .collect();
+    // FastTrack last: the ratios are to it.
+    let rows: Vec<Row> = std::iter::once(Row::Empty)
+        .chain(
+            [0.0, 0.01, 0.03, 0.1, 1.0]
+                .iter()
+                .map(|&rate| Row::Pacer { rate, pairs: true }),
+        )
+        .chain([
+            Row::Pacer {
+                rate: 1.0,
+                pairs: false,
+            },
+            Row::FastTrack,
+        ])
+        .collect();
     // `RACEPRED_BENCH_ONLY=name`: run only that row (for a profiler).
     if let Ok(only) = std::env::var("RACEPRED_BENCH_ONLY") {
-        for (name, kind, rate) in &configs {
-            if *name == only {
-                for _ in 0..n {
-                    let (cpu, _, racy) = run_once(*kind, *rate, events);
-                    eprintln!("{name}: {cpu:.3} s CPU, {racy} racy events");
-                }
+        for row in rows.iter().filter(|r| r.name() == only) {
+            for _ in 0..n {
+                let (cpu, _, racy) = time(row.analysis(), events);
+                eprintln!("{only}: {cpu:.3} s CPU, {racy} racy events");
             }
         }
         return;
     }
-    let mut best = vec![(f64::MAX, f64::MAX, 0usize); configs.len()];
+    let mut best = vec![(f64::MAX, f64::MAX, 0usize); rows.len()];
     for _ in 0..n {
-        for (k, (_, kind, rate)) in configs.iter().enumerate() {
-            let (cpu, wall, racy) = run_once(*kind, *rate, events);
+        for (k, row) in rows.iter().enumerate() {
+            let (cpu, wall, racy) = time(row.analysis(), events);
             best[k] = (best[k].0.min(cpu), best[k].1.min(wall), racy);
         }
     }
     // Ratios from wall time: on this kind of VM, CPU time comes in 4 ms ticks, too coarse
     // for runs of 10-100 ms; the best of `n` wall times on an otherwise idle machine is
     // the better estimate.
-    let ft = best[configs.len() - 1].1;
+    let ft = best[rows.len() - 1].1;
     let floor = best[0].1;
     eprintln!(
         "{} events, best of {n} (wall s; CPU s of this thread); beyond loop = (t - empty) / \
@@ -231,9 +240,10 @@ fn table(events: &[Event], n: usize) {
     );
     eprintln!("| analysis | wall s | CPU s | / FastTrack | beyond loop | racy events |");
     eprintln!("|---|---|---|---|---|---|");
-    for ((name, _, _), (cpu, wall, racy)) in configs.iter().zip(&best) {
+    for (row, (cpu, wall, racy)) in rows.iter().zip(&best) {
         eprintln!(
-            "| {name} | {wall:.4} | {cpu:.3} | {:.3} | {:.3} | {racy} |",
+            "| {} | {wall:.4} | {cpu:.3} | {:.3} | {:.3} | {racy} |",
+            row.name(),
             wall / ft,
             (wall - floor) / (ft - floor)
         );
