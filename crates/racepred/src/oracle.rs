@@ -979,16 +979,12 @@ mod tests {
             .events
             .iter()
             .map(|&e| match e.op {
-                Op::VolatileWrite if e.target == vars + 1 => Event {
-                    op: Op::Signal,
-                    target: 0,
-                    ..e
-                },
-                Op::VolatileRead if e.target == vars + 1 => Event {
-                    op: Op::Wait,
-                    target: 0,
-                    ..e
-                },
+                Op::VolatileWrite if e.target == vars + 1 => {
+                    Event::new(e.thread, Op::Signal, 0, e.loc)
+                }
+                Op::VolatileRead if e.target == vars + 1 => {
+                    Event::new(e.thread, Op::Wait, 0, e.loc)
+                }
                 _ => e,
             })
             .collect();

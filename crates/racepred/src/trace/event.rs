@@ -242,6 +242,9 @@ pub struct Event {
     pub target: u32,
     pub loc: LocId,
     pub op: Op,
+    /// Explicit zero padding: every byte of an event is initialised, so a block of events
+    /// may be read as plain integers (PACER's vectorised filter loads 8 events at a time).
+    pad: [u8; 3],
 }
 
 // Pinned like TSan's shadow word: analyses keep events in `Vec`s and copy them freely.
@@ -255,6 +258,7 @@ impl Event {
             target,
             loc,
             op,
+            pad: [0; 3],
         }
     }
     #[inline]

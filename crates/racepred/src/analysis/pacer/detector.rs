@@ -48,6 +48,8 @@ use crate::report::{RacePair, RacyEvent};
 use crate::trace::{Event, LocId, Op, ThreadId};
 
 use super::counters::Counters;
+use super::filter::filter;
+use super::pages::Pages;
 use super::sampling::Sampler;
 
 type Time = u32;
@@ -457,17 +459,20 @@ struct Sites {
     r_loc: u32,
 }
 
-/// What a non-sampling fast path did with an event (see `Detector::skip_unsampled`).
+/// What the non-sampling paths that work on the stored record did with an event (see
+/// `Detector::unsampled`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Skip {
-    /// Not done with: the slow path.
+    /// Not done with: the general path.
     No = 0,
+    /// Accesses to variables without metadata (one bit test).
     FastRead = 1,
     FastWrite = 2,
-    /// Reads that leave the metadata as it is (a ghost's same-epoch repeat, or a read
-    /// map without an entry of the reader); they looked at the metadata, so they count as
-    /// slow-path reads in Table 3's sense.
-    LookedRead = 3,
+    /// Accesses that looked at the metadata (Table 3's slow path) and were done with on
+    /// the record itself: a ghost's same-epoch repeat, a read map without an entry of the
+    /// reader, or no race and nothing pooled.
+    SlowRead = 3,
+    SlowWrite = 4,
 }
 
 /// Configuration of a detector.
@@ -522,8 +527,8 @@ pub struct Detector {
     /// Non-sampled operations so far when each thread's FastTrack epoch began: if none
     /// came since, the thread made no unsampled access in its current epoch.
     ep_ns: Vec<u64>,
-    vars: Vec<Packed>,
-    sites: Vec<Sites>,
+    vars: Pages<Packed>,
+    sites: Pages<Sites>,
     maps: MapPool,
     /// Non-sampling fast-path reads and writes (folded into the counters on demand).
     fast_reads: u64,
@@ -554,8 +559,8 @@ impl Detector {
             has_meta: Vec::new(),
             ft: Vec::new(),
             ep_ns: Vec::new(),
-            vars: Vec::new(),
-            sites: Vec::new(),
+            vars: Pages::default(),
+            sites: Pages::default(),
             maps: MapPool::default(),
             fast_reads: 0,
             fast_writes: 0,
@@ -631,8 +636,8 @@ impl Detector {
             self.period_start(started, index);
         }
         if !self.sampling {
-            let mut n = [0; 4];
-            let skip = self.skip_unsampled(ev);
+            let mut n = [0; 5];
+            let skip = self.unsampled(ev);
             n[skip as usize] += 1;
             self.count_skips(&n);
             if skip != Skip::No {
@@ -673,7 +678,10 @@ impl Detector {
                             }
                         }
                     }
-                    self.on_event_slow(first + (i + k) as u64, ev);
+                    let index = first + (i + k) as u64;
+                    if !(ev.op.is_access() && self.sampled_direct(ev, index)) {
+                        self.on_event_slow(index, ev);
+                    }
                 }
             } else {
                 // Two passes. Outside sampling periods metadata bits only ever get cleared
@@ -682,28 +690,15 @@ impl Detector {
                 // counter in memory bumped at every event is a chain of store-to-load
                 // forwards) and lists the rest, whose records the second pass prefetches
                 // ahead and handles in order.
-                // The first pass is branch-free but for the loop itself: reads, writes and
+                // The first pass is branch-free (see `filter`): reads, writes and
                 // synchronisation come in no predictable order.
                 let mut cand = std::mem::take(&mut self.candidates);
-                cand.resize(n, 0);
-                let (mut reads, mut writes, mut len) = (0u64, 0u64, 0usize);
-                let hm = &self.has_meta;
-                for (k, ev) in run.iter().enumerate() {
-                    let x = ev.target as usize;
-                    let bit = hm.get(x >> 6).map_or(0, |w| (w >> (x & 63)) & 1);
-                    let read = (ev.op == Op::Read) as u64;
-                    let write = (ev.op == Op::Write) as u64;
-                    let fast = (read | write) & (bit ^ 1);
-                    reads += fast & read;
-                    writes += fast & write;
-                    cand[len] = k as u32;
-                    len += (fast ^ 1) as usize;
-                }
-                cand.truncate(len);
-                self.fast_reads += reads;
-                self.fast_writes += writes;
+                let f = filter(run, &self.has_meta, &mut cand);
+                cand.truncate(f.candidates);
+                self.fast_reads += f.fast_reads;
+                self.fast_writes += f.fast_writes;
                 let mut counted = 0;
-                let mut skips = [0u64; 4];
+                let mut skips = [0u64; 5];
                 for (j, &k) in cand.iter().enumerate() {
                     if let Some(&a) = cand.get(j + AHEAD) {
                         let next = &run[a as usize];
@@ -712,7 +707,7 @@ impl Detector {
                         }
                     }
                     let (k, ev) = (k as usize, &run[k as usize]);
-                    let skip = self.skip_unsampled(ev);
+                    let skip = self.unsampled(ev);
                     skips[skip as usize] += 1;
                     if skip == Skip::No {
                         self.sampler.advance((k - counted) as u64);
@@ -728,11 +723,14 @@ impl Detector {
         }
     }
 
-    /// Outside sampling periods: whether `ev` is done with by a fast path, and which. An
-    /// access to a variable without metadata does nothing but a bit test; a read that
-    /// leaves the metadata as it is, one more load. The caller counts it.
+    /// Outside sampling periods: whether `ev` is done with without the general path, and
+    /// how. An access to a variable without metadata does nothing but a bit test. An access
+    /// to one with metadata that finds no race and no pooled read map works on the stored
+    /// record (Alg. 12–13 as `read`/`write` do them, without decoding): a write nulls it,
+    /// a read drops what it replaces and leaves a ghost if a sampled write stays. The caller
+    /// counts the result.
     #[inline(always)]
-    fn skip_unsampled(&self, ev: &Event) -> Skip {
+    fn unsampled(&mut self, ev: &Event) -> Skip {
         let x = ev.target as usize;
         let t = ev.thread.0;
         match ev.op {
@@ -740,25 +738,131 @@ impl Detector {
                 if !self.meta_bit(x) {
                     return Skip::FastRead;
                 }
-                let p = &self.vars[x];
                 let Some(&ft) = self.ft.get(t as usize).filter(|&&f| f != 0) else {
                     return Skip::No;
                 };
+                let p = self.vars[x];
+                if p.r_t == MAP_T || !self.write_ordered(&p, t) {
+                    return Skip::No;
+                }
+                if p.r_inline_map {
+                    // A read map held inline without an entry of `t` (other threads' reads,
+                    // typically of read-shared data PACER keeps metadata for): an
+                    // unsampled read of `t` leaves it as it is (Alg. 12).
+                    return if p.r_t != t { Skip::SlowRead } else { Skip::No };
+                }
                 // A ghost of this epoch (an unsampled read of `t` already took its place).
-                if p.r_t == t && ft == p.r_ft && p.r_c == GHOST && !p.r_inline_map {
-                    return Skip::LookedRead;
+                if p.r_t == t && ft == p.r_ft && p.r_c == GHOST {
+                    return Skip::SlowRead;
                 }
-                // A read map held inline without an entry of `t` (other threads' reads,
-                // typically of read-shared data PACER keeps metadata for): an unsampled read
-                // of `t` leaves it as it is, so only the write needs a look (Alg. 12).
-                if p.r_inline_map && p.r_t != t && self.write_ordered(p, t) {
-                    return Skip::LookedRead;
+                // The read epoch (if any) is replaced by this read (`t`'s own, or sampled and
+                // ordered before it); a concurrent one or another thread's ghost makes a map.
+                let replaced = p.r_t == NO_THREAD
+                    || p.r_t == t
+                    || (p.r_c != GHOST && p.r_c <= self.clock_of(t, p.r_t));
+                if !replaced {
+                    return Skip::No;
                 }
+                if p.w_t == NO_THREAD {
+                    // Without a sampled write the read map's shape no longer matters.
+                    self.vars[x] = Packed::default();
+                    self.clear_bit(x);
+                } else {
+                    let r = &mut self.vars[x];
+                    (r.r_t, r.r_c, r.r_ft) = (t, GHOST, ft);
+                }
+                Skip::SlowRead
             }
-            Op::Write if !self.meta_bit(x) => return Skip::FastWrite,
-            _ => {}
+            Op::Write => {
+                if !self.meta_bit(x) {
+                    return Skip::FastWrite;
+                }
+                if self.ft.get(t as usize).is_none_or(|&f| f == 0) {
+                    return Skip::No;
+                }
+                let p = self.vars[x];
+                if p.r_t == MAP_T || !self.write_ordered(&p, t) || !self.read_ordered(&p, t) {
+                    return Skip::No;
+                }
+                // Everything FastTrack had is replaced by this write.
+                self.vars[x] = Packed::default();
+                self.clear_bit(x);
+                Skip::SlowWrite
+            }
+            _ => Skip::No,
         }
-        Skip::No
+    }
+
+    /// Inside a sampling period: FastTrack's common cases of an access to a variable with
+    /// metadata, on the stored record: a same-epoch repeat, or no race and no read map (a
+    /// read epoch at most). Returns false to leave `ev` to the general path.
+    #[inline(always)]
+    fn sampled_direct(&mut self, ev: &Event, index: u64) -> bool {
+        let x = ev.target as usize;
+        let t = ev.thread.0;
+        if !self.meta_bit(x) {
+            return false;
+        }
+        let Some(&ft) = self.ft.get(t as usize).filter(|&&f| f != 0) else {
+            return false;
+        };
+        self.start_of_period_increment(t);
+        let p = self.vars[x];
+        if ev.op == Op::Write {
+            if p.w_t == t && p.w_ft == ft {
+                // [WRITE SAME EPOCH]
+                self.counters.sampling.slow_writes += 1;
+                return true;
+            }
+            if p.r_t == MAP_T || !self.write_ordered(&p, t) || !self.read_ordered(&p, t) {
+                return false;
+            }
+            let may_skip = self.may_repeat_unsampled(t);
+            self.vars[x] = Packed {
+                w_t: t,
+                w_c: self.clock_of(t, t),
+                w_ft: ft,
+                cleared_sampled: p.w_t != NO_THREAD || !may_skip,
+                ..Packed::default()
+            };
+            let s = &mut self.sites[x];
+            (s.w_loc, s.w_index) = (ev.loc.0, index);
+            self.counters.sampling.slow_writes += 1;
+            return true;
+        }
+        if p.r_inline_map || p.r_t == MAP_T {
+            return false;
+        }
+        if p.r_t == t && p.r_ft == ft {
+            // [READ SAME EPOCH]; a ghost becomes this sampled read, which stands for it.
+            if p.r_c == GHOST {
+                self.vars[x].r_c = self.clock_of(t, t);
+                let s = &mut self.sites[x];
+                (s.r_loc, s.r_index) = (ev.loc.0, index);
+            }
+            self.counters.sampling.slow_reads += 1;
+            return true;
+        }
+        if !self.write_ordered(&p, t) {
+            return false;
+        }
+        // [READ EXCLUSIVE]: the read epoch is replaced (or there is none, and FastTrack's
+        // map is empty too).
+        let exclusive = if p.r_t == NO_THREAD {
+            self.read_map_exact(p.cleared_sampled)
+        } else {
+            p.r_t == t || (p.r_c != GHOST && p.r_c <= self.clock_of(t, p.r_t))
+        };
+        if !exclusive {
+            return false;
+        }
+        let c = self.clock_of(t, t);
+        let r = &mut self.vars[x];
+        (r.r_t, r.r_c, r.r_ft) = (t, c, ft);
+        let s = &mut self.sites[x];
+        (s.r_loc, s.r_index) = (ev.loc.0, index);
+        self.counters.sampling.slow_reads += 1;
+        true
     }
 
     /// Asks the cache for `x`'s record (if it exists; a hint, no effect on results).
@@ -776,12 +880,20 @@ impl Detector {
         p.w_t == NO_THREAD || p.w_t == t || p.w_c <= self.clock_of(t, p.w_t)
     }
 
+    /// `x`'s read epoch or inline map entry, if any, is a ghost or happens before the
+    /// current event of `t` (a pooled map is not looked at: `r_t` is then `MAP_T`).
+    #[inline(always)]
+    fn read_ordered(&self, p: &Packed, t: u32) -> bool {
+        p.r_t == NO_THREAD || p.r_t == t || p.r_c == GHOST || p.r_c <= self.clock_of(t, p.r_t)
+    }
+
     /// Adds fast-path counts (indexed by [`Skip`]).
     #[inline(always)]
-    fn count_skips(&mut self, n: &[u64; 4]) {
+    fn count_skips(&mut self, n: &[u64; 5]) {
         self.fast_reads += n[Skip::FastRead as usize];
         self.fast_writes += n[Skip::FastWrite as usize];
-        self.counters.non_sampling.slow_reads += n[Skip::LookedRead as usize];
+        self.counters.non_sampling.slow_reads += n[Skip::SlowRead as usize];
+        self.counters.non_sampling.slow_writes += n[Skip::SlowWrite as usize];
     }
 
     #[inline(always)]
@@ -870,11 +982,14 @@ impl Detector {
     /// Makes `vars[x]` and `sites[x]` exist.
     #[inline]
     fn grow_vars(&mut self, x: usize) {
-        if x >= self.vars.len() {
-            grow_chunked(&mut self.vars, x);
-            let n = self.vars.len();
-            self.sites.resize(n, Sites::default());
-        }
+        self.vars.ensure(x);
+        self.sites.ensure(x);
+    }
+
+    /// Clears `x`'s metadata bit (its record is null).
+    #[inline(always)]
+    fn clear_bit(&mut self, x: usize) {
+        self.has_meta[x >> 6] &= !(1u64 << (x & 63));
     }
 
     /// Sets `x`'s metadata bit from its `VarMeta` (after every slow-path access).

@@ -53,6 +53,8 @@
 pub mod counters;
 pub mod detector;
 pub mod experiment;
+mod filter;
+mod pages;
 pub mod sampling;
 
 pub use counters::{Counters, PeriodCounters};
