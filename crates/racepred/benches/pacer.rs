@@ -4,10 +4,14 @@
 //! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace);
 //! `RACEPRED_BENCH_PERIOD` sets PACER's sampling period (default 10^4 operations).
 //! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
-//! round-robin through the same `dyn Analysis` interface and print the best CPU time of
-//! each (wall; CPU of this thread from `/proc/thread-self/schedstat` beside it) and its
-//! ratio to FastTrack's; with `RACEPRED_BENCH_ONLY=<row name>` only that
-//! row (for a profiler), with `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
+//! round-robin through the same `dyn Analysis` interface for each of
+//! `RACEPRED_BENCH_SEEDS` PACER seeds (default 5) and print, per row, the mean over seeds of
+//! the best wall time (CPU of this thread from `/proc/thread-self/schedstat` beside it), the
+//! mean effective sampling rate, and the ratios to FastTrack. One seed's sampling periods
+//! are a few hundred coin flips, so its effective rate is off by a quarter of `r` either
+//! way, and the cost with it; averaging over seeds measures the rate asked for. With
+//! `RACEPRED_BENCH_ONLY=<row name>` only that row runs (for a profiler), with
+//! `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use racepred::analysis::pacer::{Detector, PacerConfig};
@@ -157,14 +161,14 @@ impl Row {
         }
     }
 
-    fn analysis(self) -> Box<dyn Analysis> {
+    fn analysis(self, seed: u64) -> Box<dyn Analysis> {
         match self {
             Row::Empty => Box::new(Empty(0)),
             Row::Pacer { rate, pairs } => {
                 Box::new(racepred::analysis::pacer::Pacer::new(PacerConfig {
                     rate,
                     period: bench_period(),
-                    seed: 7,
+                    seed,
                     pairs,
                 }))
             }
@@ -174,8 +178,18 @@ impl Row {
     }
 }
 
-/// Runs `a` over `events` as the drivers do: (CPU s or wall s, wall s, racy events).
-fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> (f64, f64, usize) {
+/// One run: CPU s (or wall s), wall s, racy events, effective sampling rate (1 for the
+/// rows that are not PACER).
+#[derive(Clone, Copy)]
+struct Run {
+    cpu: f64,
+    wall: f64,
+    racy: usize,
+    rate: f64,
+}
+
+/// Runs `a` over `events` as the drivers do.
+fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> Run {
     let (c0, t0) = (thread_cpu_ns(), std::time::Instant::now());
     // The drivers' path: blocks of 4096 events through `on_events`.
     for (k, block) in events.chunks(4096).enumerate() {
@@ -192,7 +206,17 @@ fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> (f64, f64, usize) {
             eprintln!("  counters: {c}");
         }
     }
-    (cpu, wall, r.racy_events.len())
+    let rate = r
+        .extra
+        .get("effective_rate")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1.0);
+    Run {
+        cpu,
+        wall,
+        racy: r.racy_events.len(),
+        rate,
+    }
 }
 
 fn table(events: &[Event], n: usize) {
@@ -211,38 +235,76 @@ fn table(events: &[Event], n: usize) {
             Row::FastTrack,
         ])
         .collect();
+    let seeds: u64 = std::env::var("RACEPRED_BENCH_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+        .max(1);
     // `RACEPRED_BENCH_ONLY=name`: run only that row (for a profiler).
     if let Ok(only) = std::env::var("RACEPRED_BENCH_ONLY") {
         for row in rows.iter().filter(|r| r.name() == only) {
-            for _ in 0..n {
-                let (cpu, _, racy) = time(row.analysis(), events);
-                eprintln!("{only}: {cpu:.3} s CPU, {racy} racy events");
+            for k in 0..n {
+                let run = time(row.analysis(1 + k as u64 % seeds), events);
+                eprintln!(
+                    "{only}: {:.3} s CPU, {} racy events, effective rate {:.4}",
+                    run.cpu, run.racy, run.rate
+                );
             }
         }
         return;
     }
-    let mut best = vec![(f64::MAX, f64::MAX, 0usize); rows.len()];
-    for _ in 0..n {
-        for (k, row) in rows.iter().enumerate() {
-            let (cpu, wall, racy) = time(row.analysis(), events);
-            best[k] = (best[k].0.min(cpu), best[k].1.min(wall), racy);
+    // Per row: sums over seeds of the best wall and CPU time and of the effective rate.
+    let mut sum = vec![(0.0, 0.0, 0.0, 0usize); rows.len()];
+    for seed in 1..=seeds {
+        let mut best: Vec<Option<Run>> = vec![None; rows.len()];
+        for _ in 0..n {
+            for (k, row) in rows.iter().enumerate() {
+                let run = time(row.analysis(seed), events);
+                best[k] = Some(match best[k] {
+                    Some(b) if b.wall <= run.wall => Run {
+                        cpu: b.cpu.min(run.cpu),
+                        ..b
+                    },
+                    Some(b) => Run {
+                        cpu: b.cpu.min(run.cpu),
+                        ..run
+                    },
+                    None => run,
+                });
+            }
+        }
+        for (s, b) in sum.iter_mut().zip(best) {
+            let b = b.expect("n >= 1");
+            *s = (s.0 + b.wall, s.1 + b.cpu, s.2 + b.rate, b.racy);
         }
     }
+    let k = seeds as f64;
+    let mean: Vec<(f64, f64, f64, usize)> = sum
+        .iter()
+        .map(|&(w, c, r, racy)| (w / k, c / k, r / k, racy))
+        .collect();
     // Ratios from wall time: on this kind of VM, CPU time comes in 4 ms ticks, too coarse
     // for runs of 10-100 ms; the best of `n` wall times on an otherwise idle machine is
     // the better estimate.
-    let ft = best[rows.len() - 1].1;
-    let floor = best[0].1;
+    let ft = mean[rows.len() - 1].0;
+    let floor = mean[0].0;
     eprintln!(
-        "{} events, best of {n} (wall s; CPU s of this thread); beyond loop = (t - empty) / \
-         (FastTrack - empty), from wall times",
+        "{} events; per row the mean over {seeds} seeds of the best of {n} runs (wall s; CPU s \
+         of this thread); beyond loop = (t - empty) / (FastTrack - empty), from wall times; \
+         racy events of the last seed",
         events.len()
     );
-    eprintln!("| analysis | wall s | CPU s | / FastTrack | beyond loop | racy events |");
-    eprintln!("|---|---|---|---|---|---|");
-    for (row, (cpu, wall, racy)) in rows.iter().zip(&best) {
+    eprintln!(
+        "| analysis | effective rate | wall s | CPU s | / FastTrack | beyond loop | racy events |"
+    );
+    eprintln!("|---|---|---|---|---|---|---|");
+    for (row, (wall, cpu, rate, racy)) in rows.iter().zip(&mean) {
+        let rate = match row {
+            Row::Pacer { .. } => format!("{rate:.4}"),
+            _ => "-".into(),
+        };
         eprintln!(
-            "| {} | {wall:.4} | {cpu:.3} | {:.3} | {:.3} | {racy} |",
+            "| {} | {rate} | {wall:.4} | {cpu:.3} | {:.3} | {:.3} | {racy} |",
             row.name(),
             wall / ft,
             (wall - floor) / (ft - floor)

@@ -748,8 +748,17 @@ impl Detector {
                 if p.r_inline_map {
                     // A read map held inline without an entry of `t` (other threads' reads,
                     // typically of read-shared data PACER keeps metadata for): an
-                    // unsampled read of `t` leaves it as it is (Alg. 12).
-                    return if p.r_t != t { Skip::SlowRead } else { Skip::No };
+                    // unsampled read of `t` leaves it as it is (Alg. 12). With `t`'s entry,
+                    // the read drops it; an empty map is kept only beside a sampled write.
+                    if p.r_t == t {
+                        if p.w_t == NO_THREAD {
+                            self.vars[x] = Packed::default();
+                            self.clear_bit(x);
+                        } else {
+                            self.vars[x].r_t = NO_THREAD;
+                        }
+                    }
+                    return Skip::SlowRead;
                 }
                 // A ghost of this epoch (an unsampled read of `t` already took its place).
                 if p.r_t == t && ft == p.r_ft && p.r_c == GHOST {
@@ -793,20 +802,22 @@ impl Detector {
         }
     }
 
-    /// Inside a sampling period: FastTrack's common cases of an access to a variable with
-    /// metadata, on the stored record: a same-epoch repeat, or no race and no read map (a
-    /// read epoch at most). Returns false to leave `ev` to the general path.
+    /// Inside a sampling period: FastTrack's common cases, on the stored record: an access
+    /// to a variable without metadata (nothing to check, one record to write), a same-epoch
+    /// repeat, or no race and no read map (a read epoch at most). Returns false to leave
+    /// `ev` to the general path.
     #[inline(always)]
     fn sampled_direct(&mut self, ev: &Event, index: u64) -> bool {
         let x = ev.target as usize;
         let t = ev.thread.0;
-        if !self.meta_bit(x) {
-            return false;
-        }
         let Some(&ft) = self.ft.get(t as usize).filter(|&&f| f != 0) else {
             return false;
         };
         self.start_of_period_increment(t);
+        if !self.meta_bit(x) {
+            self.sampled_first(ev, index, ft);
+            return true;
+        }
         let p = self.vars[x];
         if ev.op == Op::Write {
             if p.w_t == t && p.w_ft == ft {
@@ -830,11 +841,12 @@ impl Detector {
             self.counters.sampling.slow_writes += 1;
             return true;
         }
-        if p.r_inline_map || p.r_t == MAP_T {
+        if p.r_t == MAP_T {
             return false;
         }
         if p.r_t == t && p.r_ft == ft {
-            // [READ SAME EPOCH]; a ghost becomes this sampled read, which stands for it.
+            // [READ SAME EPOCH] (or [READ SHARED SAME EPOCH] for a map held inline); a ghost
+            // becomes this sampled read, which stands for it.
             if p.r_c == GHOST {
                 self.vars[x].r_c = self.clock_of(t, t);
                 let s = &mut self.sites[x];
@@ -847,8 +859,11 @@ impl Detector {
             return false;
         }
         // [READ EXCLUSIVE]: the read epoch is replaced (or there is none, and FastTrack's
-        // map is empty too).
-        let exclusive = if p.r_t == NO_THREAD {
+        // map is empty too). [READ SHARED] on a map held inline: this read takes the place
+        // of `t`'s entry, or of none; with another thread's entry the map is pooled.
+        let exclusive = if p.r_inline_map {
+            p.r_t == NO_THREAD || p.r_t == t
+        } else if p.r_t == NO_THREAD {
             self.read_map_exact(p.cleared_sampled)
         } else {
             p.r_t == t || (p.r_c != GHOST && p.r_c <= self.clock_of(t, p.r_t))
@@ -863,6 +878,44 @@ impl Detector {
         (s.r_loc, s.r_index) = (ev.loc.0, index);
         self.counters.sampling.slow_reads += 1;
         true
+    }
+
+    /// A sampled access to a variable without metadata (of thread `t = ev.thread` with
+    /// FastTrack epoch `ft`, after its start-of-period increment): no race to check, the
+    /// record becomes this access (what `read` and `write` store in that case).
+    #[inline(always)]
+    fn sampled_first(&mut self, ev: &Event, index: u64, ft: u32) {
+        let x = ev.target as usize;
+        let t = ev.thread.0;
+        let c = self.clock_of(t, t);
+        self.vars.ensure(x);
+        self.sites.ensure(x);
+        let s = &mut self.sites[x];
+        self.vars[x] = if ev.op == Op::Write {
+            (s.w_loc, s.w_index) = (ev.loc.0, index);
+            self.counters.sampling.slow_writes += 1;
+            Packed {
+                w_t: t,
+                w_c: c,
+                w_ft: ft,
+                // FastTrack cleared its read map here unless it skipped this write as a
+                // repeat of an unsampled one of the same epoch.
+                cleared_sampled: !self.may_repeat_unsampled(t),
+                ..Packed::default()
+            }
+        } else {
+            (s.r_loc, s.r_index) = (ev.loc.0, index);
+            self.counters.sampling.slow_reads += 1;
+            Packed {
+                r_t: t,
+                r_c: c,
+                r_ft: ft,
+                // FastTrack's map may hold reads that took the fast path: assume a map.
+                r_inline_map: !self.read_map_exact(false),
+                ..Packed::default()
+            }
+        };
+        self.set_bit(x);
     }
 
     /// Asks the cache for `x`'s record (if it exists; a hint, no effect on results).
@@ -984,6 +1037,16 @@ impl Detector {
     fn grow_vars(&mut self, x: usize) {
         self.vars.ensure(x);
         self.sites.ensure(x);
+    }
+
+    /// Sets `x`'s metadata bit (its record is not null).
+    #[inline(always)]
+    fn set_bit(&mut self, x: usize) {
+        let i = x >> 6;
+        if i >= self.has_meta.len() {
+            grow_chunked(&mut self.has_meta, i);
+        }
+        self.has_meta[i] |= 1u64 << (x & 63);
     }
 
     /// Clears `x`'s metadata bit (its record is null).
