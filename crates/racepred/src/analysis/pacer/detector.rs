@@ -742,8 +742,20 @@ impl Detector {
                     return Skip::No;
                 };
                 let p = self.vars[x];
-                if p.r_t == MAP_T || !self.write_ordered(&p, t) {
+                if !self.write_ordered(&p, t) {
                     return Skip::No;
+                }
+                if p.r_t == MAP_T {
+                    // A pooled read map: the read drops `t`'s entry; an empty map is kept
+                    // only beside a sampled write.
+                    let v = &mut self.maps.maps[p.r_c as usize];
+                    v.retain(|e| e.t != t);
+                    if v.is_empty() && p.w_t == NO_THREAD {
+                        self.maps.release(MapRef::Pool(p.r_c));
+                        self.vars[x] = Packed::default();
+                        self.clear_bit(x);
+                    }
+                    return Skip::SlowRead;
                 }
                 if p.r_inline_map {
                     // A read map held inline without an entry of `t` (other threads' reads,
@@ -825,7 +837,16 @@ impl Detector {
                 self.counters.sampling.slow_writes += 1;
                 return true;
             }
-            if p.r_t == MAP_T || !self.write_ordered(&p, t) || !self.read_ordered(&p, t) {
+            if !self.write_ordered(&p, t) {
+                return false;
+            }
+            if p.r_t == MAP_T {
+                let v = &self.maps.maps[p.r_c as usize];
+                if !v.iter().all(|e| self.ordered(e, t)) {
+                    return false;
+                }
+                self.maps.release(MapRef::Pool(p.r_c));
+            } else if !self.read_ordered(&p, t) {
                 return false;
             }
             let may_skip = self.may_repeat_unsampled(t);
@@ -842,7 +863,7 @@ impl Detector {
             return true;
         }
         if p.r_t == MAP_T {
-            return false;
+            return self.sampled_pooled_read(ev, index, ft, &p);
         }
         if p.r_t == t && p.r_ft == ft {
             // [READ SAME EPOCH] (or [READ SHARED SAME EPOCH] for a map held inline); a ghost
@@ -876,6 +897,40 @@ impl Detector {
         (r.r_t, r.r_c, r.r_ft) = (t, c, ft);
         let s = &mut self.sites[x];
         (s.r_loc, s.r_index) = (ev.loc.0, index);
+        self.counters.sampling.slow_reads += 1;
+        true
+    }
+
+    /// A sampled read of a variable whose read map is pooled (`p`, FastTrack's read-shared
+    /// case): [READ SHARED SAME EPOCH], or no race and `t`'s entry put in place.
+    #[inline(always)]
+    fn sampled_pooled_read(&mut self, ev: &Event, index: u64, ft: u32, p: &Packed) -> bool {
+        let t = ev.thread.0;
+        let i = p.r_c as usize;
+        if let Some(k) = self.maps.maps[i]
+            .iter()
+            .position(|e| e.t == t && e.ft == ft)
+        {
+            // A ghost becomes this sampled read, which stands for it.
+            if self.maps.maps[i][k].is_ghost() {
+                let c = self.clock_of(t, t);
+                let e = &mut self.maps.maps[i][k];
+                (e.c, e.loc, e.index) = (c, ev.loc.0, index);
+            }
+            self.counters.sampling.slow_reads += 1;
+            return true;
+        }
+        if !self.write_ordered(p, t) {
+            return false;
+        }
+        let cur = Entry {
+            t,
+            c: self.clock_of(t, t),
+            ft,
+            loc: ev.loc.0,
+            index,
+        };
+        self.maps.upsert(MapRef::Pool(p.r_c), cur);
         self.counters.sampling.slow_reads += 1;
         true
     }
