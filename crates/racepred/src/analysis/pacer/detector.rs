@@ -447,6 +447,12 @@ impl Packed {
     fn is_null(&self) -> bool {
         self.w_t == NO_THREAD && self.r_t == NO_THREAD && !self.r_inline_map
     }
+
+    /// The read map becomes an empty map held inline (as `store` writes one).
+    #[inline]
+    fn empty_inline_map(&mut self) {
+        (self.r_t, self.r_c, self.r_ft, self.r_inline_map) = (NO_THREAD, 0, 0, true);
+    }
 }
 
 /// Where a variable's write and read epoch come from (for reports and for moving an epoch
@@ -767,7 +773,7 @@ impl Detector {
                             self.vars[x] = Packed::default();
                             self.clear_bit(x);
                         } else {
-                            self.vars[x].r_t = NO_THREAD;
+                            self.vars[x].empty_inline_map();
                         }
                     }
                     return Skip::SlowRead;
@@ -782,7 +788,18 @@ impl Detector {
                     || p.r_t == t
                     || (p.r_c != GHOST && p.r_c <= self.clock_of(t, p.r_t));
                 if !replaced {
-                    return Skip::No;
+                    // FastTrack's map now: the concurrent sampled read, kept (inline); or
+                    // another thread's ghost, never checked: empty, kept only beside a
+                    // sampled write.
+                    if p.r_c != GHOST {
+                        self.vars[x].r_inline_map = true;
+                    } else if p.w_t == NO_THREAD {
+                        self.vars[x] = Packed::default();
+                        self.clear_bit(x);
+                    } else {
+                        self.vars[x].empty_inline_map();
+                    }
+                    return Skip::SlowRead;
                 }
                 if p.w_t == NO_THREAD {
                     // Without a sampled write the read map's shape no longer matters.
@@ -802,7 +819,16 @@ impl Detector {
                     return Skip::No;
                 }
                 let p = self.vars[x];
-                if p.r_t == MAP_T || !self.write_ordered(&p, t) || !self.read_ordered(&p, t) {
+                if !self.write_ordered(&p, t) {
+                    return Skip::No;
+                }
+                if p.r_t == MAP_T {
+                    let v = &self.maps.maps[p.r_c as usize];
+                    if !v.iter().all(|e| self.ordered(e, t)) {
+                        return Skip::No;
+                    }
+                    self.maps.release(MapRef::Pool(p.r_c));
+                } else if !self.read_ordered(&p, t) {
                     return Skip::No;
                 }
                 // Everything FastTrack had is replaced by this write.
