@@ -13,13 +13,18 @@
 //! sampling periods" true in time, not only in work): a bitmap says which variables have
 //! non-null metadata, so an access outside sampling periods to a variable without metadata
 //! is one bit test, and stores nothing; the metadata itself (`Packed`, 32 bytes, with
-//! report sites apart, small read maps inline) is touched only while sampling or when the
-//! bit is set. The sampler is a countdown. [`Detector::on_events`] takes a block of events
-//! at a time: a non-sampling stretch is one branch-free pass that counts the accesses whose
-//! bit is clear and lists the others, then a second pass over that list with the records
-//! prefetched ahead; sampling stretches prefetch the records of the next accesses. Outside
-//! sampling periods metadata bits are only ever cleared, which is what makes the first pass
-//! exact.
+//! report sites apart, small read maps inline, in tables allocated a page at a time where
+//! sampled accesses land: `Pages`) is touched only while sampling or when the bit is
+//! set. The sampler is a countdown. [`Detector::on_events`] takes a block of events at a
+//! time: a non-sampling stretch is one branch-free pass that counts the accesses whose bit
+//! is clear and lists the others (vectorised, eight events at a time, where AVX2 is
+//! available: `filter`), then a second pass over that list with the records prefetched
+//! ahead; sampling stretches prefetch the records of the next accesses. Outside sampling
+//! periods metadata bits are only ever cleared, which is what makes the first pass exact.
+//! The common cases of an access that looks at metadata (no race, FastTrack's same-epoch
+//! repeats, the first sampled access to a variable) work on the stored record in place
+//! (`unsampled`, `sampled_direct`); races and the rarer shapes of read maps take the
+//! general path (`read`, `write`), which decodes the record into a `VarMeta`.
 //!
 //! **Shortest races.** The paper guarantees the *sampled shortest races* (§1, Def. 5,
 //! Theorem 2): a race (a, b) with a sampled and no access between them that also races
@@ -407,8 +412,8 @@ const UNFILLED: u64 = u64::MAX;
 /// sampled access to a variable without metadata only stores. Against a 64-byte record
 /// with the sites inline: r = 1 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark
 /// (best of 8, noisy machine); measured again with the block loop and prefetching, r =
-/// 0.03 0.60 → 0.42 of FastTrack. A compact pool of live records instead of this dense
-/// table was no better at r ≤ 0.03 and slower at r = 1, so it was dropped.
+/// 0.03 0.60 → 0.42 of FastTrack. A compact pool of live records instead of a table
+/// indexed by variable was no better at r ≤ 0.03 and slower at r = 1, so it was dropped.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Packed {
