@@ -554,6 +554,10 @@ pub struct Detector {
     scratch: Vec<(Entry, Op)>,
     /// Scratch for `on_events`: positions in a non-sampling run that need a closer look.
     candidates: Vec<u32>,
+    /// Unit tests: every access that looks at metadata takes the general path (to check
+    /// the in-place paths against it).
+    #[cfg(test)]
+    pub(super) general_only: bool,
 }
 
 impl Detector {
@@ -582,6 +586,8 @@ impl Detector {
             sampled_ranges: Vec::new(),
             scratch: Vec::new(),
             candidates: Vec::new(),
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
@@ -749,6 +755,9 @@ impl Detector {
                 if !self.meta_bit(x) {
                     return Skip::FastRead;
                 }
+                if self.general_only() {
+                    return Skip::No;
+                }
                 let Some(&ft) = self.ft.get(t as usize).filter(|&&f| f != 0) else {
                     return Skip::No;
                 };
@@ -820,6 +829,9 @@ impl Detector {
                 if !self.meta_bit(x) {
                     return Skip::FastWrite;
                 }
+                if self.general_only() {
+                    return Skip::No;
+                }
                 if self.ft.get(t as usize).is_none_or(|&f| f == 0) {
                     return Skip::No;
                 }
@@ -851,6 +863,9 @@ impl Detector {
     /// `ev` to the general path.
     #[inline(always)]
     fn sampled_direct(&mut self, ev: &Event, index: u64) -> bool {
+        if self.general_only() {
+            return false;
+        }
         let x = ev.target as usize;
         let t = ev.thread.0;
         let Some(&ft) = self.ft.get(t as usize).filter(|&&f| f != 0) else {
@@ -1002,6 +1017,15 @@ impl Detector {
             }
         };
         self.set_bit(x);
+    }
+
+    /// Unit tests can send every access that looks at metadata down the general path.
+    #[inline(always)]
+    fn general_only(&self) -> bool {
+        #[cfg(test)]
+        return self.general_only;
+        #[cfg(not(test))]
+        false
     }
 
     /// Asks the cache for `x`'s record (if it exists; a hint, no effect on results).
