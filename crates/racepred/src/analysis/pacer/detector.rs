@@ -479,9 +479,8 @@ enum Skip {
     /// Accesses to variables without metadata (one bit test).
     FastRead = 1,
     FastWrite = 2,
-    /// Accesses that looked at the metadata (Table 3's slow path) and were done with on
-    /// the record itself: a ghost's same-epoch repeat, a read map without an entry of the
-    /// reader, or no race and nothing pooled.
+    /// Accesses that looked at the metadata (Table 3's slow path) and found no race: done
+    /// with on the record itself (and the pooled read map, if any).
     SlowRead = 3,
     SlowWrite = 4,
 }
@@ -742,10 +741,10 @@ impl Detector {
 
     /// Outside sampling periods: whether `ev` is done with without the general path, and
     /// how. An access to a variable without metadata does nothing but a bit test. An access
-    /// to one with metadata that finds no race and no pooled read map works on the stored
-    /// record (Alg. 12–13 as `read`/`write` do them, without decoding): a write nulls it,
-    /// a read drops what it replaces and leaves a ghost if a sampled write stays. The caller
-    /// counts the result.
+    /// to one with metadata that finds no race works on the stored record (Alg. 12–13 as
+    /// `read`/`write` do them, without decoding): a write nulls it, a read drops what it
+    /// replaces and leaves a ghost if a sampled write stays. Races go to the general path,
+    /// which reports them. The caller counts the result.
     #[inline(always)]
     fn unsampled(&mut self, ev: &Event) -> Skip {
         let x = ev.target as usize;
@@ -859,8 +858,8 @@ impl Detector {
 
     /// Inside a sampling period: FastTrack's common cases, on the stored record: an access
     /// to a variable without metadata (nothing to check, one record to write), a same-epoch
-    /// repeat, or no race and no read map (a read epoch at most). Returns false to leave
-    /// `ev` to the general path.
+    /// repeat, or no race (but for a read that turns another thread's epoch into a map).
+    /// Returns false to leave `ev` to the general path.
     #[inline(always)]
     fn sampled_direct(&mut self, ev: &Event, index: u64) -> bool {
         if self.general_only() {
