@@ -7,16 +7,19 @@ use std::io::{self, Write};
 use super::{PairKind, RaceReport};
 use crate::trace::{Event, Names};
 
-/// Racy events grouped by location for display: (location, count, first event), most
-/// frequent first, ties by first occurrence.
+/// Racy events grouped by location and operation for display (a read and a write at one
+/// location are two lines, so each line names what its events do): (first event, count,
+/// its index), most frequent first, ties by first occurrence.
 pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
     let mut groups: Vec<(Event, usize, u64)> = Vec::new();
-    let mut seen: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    let mut seen: rustc_hash::FxHashMap<(u32, u8), usize> = Default::default();
     for e in &r.racy_events {
-        let g = *seen.entry(e.event.loc.0).or_insert_with(|| {
-            groups.push((e.event, 0, e.index));
-            groups.len() - 1
-        });
+        let g = *seen
+            .entry((e.event.loc.0, e.event.op as u8))
+            .or_insert_with(|| {
+                groups.push((e.event, 0, e.index));
+                groups.len() - 1
+            });
         groups[g].1 += 1;
     }
     groups.sort_by_key(|g| (std::cmp::Reverse(g.1), g.2));
@@ -84,7 +87,7 @@ pub fn write_text<W: Write + ?Sized>(
             "{}: {} at {} {of}",
             r.analysis,
             plural(r.racy_events.len(), "racy event", "racy events"),
-            plural(groups.len(), "location", "locations"),
+            plural(r.racy_locations(), "location", "locations"),
         )?;
         let width = groups.first().map_or(1, |g| g.1.to_string().len());
         for (ev, count, first) in &groups {
@@ -187,6 +190,29 @@ pub(crate) mod tests {
         );
         assert_eq!(lines[5], "  2x  r(V0) at 2  (first: event 1 in T1)");
         assert_eq!(lines[7], "  note: complete");
+        // A read and a write at one location: one location, two lines.
+        let mut r2 = RaceReport::new("fasttrack", ReportKind::RacyEvents);
+        r2.events = t.len() as u64;
+        r2.racy_events = [1, 3, 4]
+            .iter()
+            .map(|&i| {
+                let e = t.events[i as usize];
+                RacyEvent {
+                    index: i,
+                    event: Event::new(e.thread, e.op, 0, LocId(2)),
+                }
+            })
+            .collect();
+        let s = to_text(&r2, "x.std", &t.names);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            &lines[..3],
+            [
+                "fasttrack: 3 racy events at 1 location in 6 events of x.std",
+                "  2x  r(V0) at 2  (first: event 1 in T1)",
+                "  1x  w(V0) at 2  (first: event 4 in T1)",
+            ]
+        );
         let empty = RaceReport::new("hb", ReportKind::RacyEvents);
         assert_eq!(
             to_text(&empty, "y", &t.names),
