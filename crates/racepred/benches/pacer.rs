@@ -3,6 +3,8 @@
 //! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7);
 //! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace);
 //! `RACEPRED_BENCH_PERIOD` sets PACER's sampling period (default 10^4 operations).
+//! Events are fed as the drivers feed them: copied block by block into a reused buffer that
+//! goes to `on_events`.
 //! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
 //! round-robin through the same `dyn Analysis` interface for each of
 //! `RACEPRED_BENCH_SEEDS` PACER seeds (default 5) and print, per row, the mean over seeds of
@@ -191,9 +193,19 @@ struct Run {
 /// Runs `a` over `events` as the drivers do.
 fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> Run {
     let (c0, t0) = (thread_cpu_ns(), std::time::Instant::now());
-    // The drivers' path: blocks of 4096 events through `on_events`.
-    for (k, block) in events.chunks(4096).enumerate() {
-        a.on_events((k * 4096) as u64, block);
+    // The drivers' path (`analysis::run`): the reader fills a reused buffer of
+    // `analysis::BLOCK` events (`RACEPRED_BENCH_BLOCK` to try others), which goes to
+    // `on_events` while it is in cache. The copy stands for the reader's writes; every row
+    // pays it, the empty loop included.
+    let bs: usize = std::env::var("RACEPRED_BENCH_BLOCK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(racepred::analysis::BLOCK);
+    let mut buf: Vec<Event> = Vec::with_capacity(bs);
+    for (k, block) in events.chunks(bs).enumerate() {
+        buf.clear();
+        buf.extend_from_slice(block);
+        a.on_events((k * bs) as u64, &buf);
     }
     let wall = t0.elapsed().as_secs_f64();
     let cpu = match (c0, thread_cpu_ns()) {

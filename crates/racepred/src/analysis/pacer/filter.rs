@@ -7,8 +7,9 @@
 //! event it is not small. The portable version is a branch-free loop, one event at a time;
 //! on x86-64 with AVX2 (detected at run time) eight events go at once: their targets and
 //! operations are pulled out of four 32-byte loads, the eight metadata bits come from one
-//! gather over the bitmap, and the positions of the events that need a look are written
-//! with a table of shuffles, without branches. Both give the same answer (unit tests).
+//! gather over the bitmap, and the positions of the events that need a look come from a
+//! table indexed by the chunk's mask, written with one store. Both give the same answer
+//! (unit tests).
 
 use crate::trace::{Event, Op};
 
@@ -79,18 +80,28 @@ mod avx2 {
     use crate::trace::Event;
     use std::arch::x86_64::*;
 
-    /// `POSITIONS[m]`: the positions of the set bits of `m`, in order, padded with zeros.
+    /// The unpacks below leave the eight events of a chunk in lanes 0–7 in this order.
+    const LANE_EVENT: [u8; 8] = [0, 2, 4, 6, 1, 3, 5, 7];
+
+    /// `POSITIONS[m]`: the events (0–7, ascending) whose lanes are set in `m`, padded with
+    /// zeros, so no shuffle puts the lanes back in event order.
     static POSITIONS: [[u8; 8]; 256] = {
         let mut t = [[0u8; 8]; 256];
         let mut m = 0;
         while m < 256 {
-            let (mut k, mut b) = (0, 0);
-            while b < 8 {
-                if m & (1 << b) != 0 {
-                    t[m][k] = b as u8;
+            let mut k = 0;
+            let mut e = 0;
+            while e < 8 {
+                // Is event `e`'s lane set?
+                let mut lane = 0;
+                while LANE_EVENT[lane] != e {
+                    lane += 1;
+                }
+                if m & (1 << lane) != 0 {
+                    t[m][k] = e;
                     k += 1;
                 }
-                b += 1;
+                e += 1;
             }
             m += 1;
         }
@@ -114,9 +125,9 @@ mod avx2 {
         let two = _mm256_set1_epi32(2);
         let low5 = _mm256_set1_epi32(31);
         let zero = _mm256_setzero_si256();
-        // The unpacks below leave events in the order 0 2 4 6 1 3 5 7; this puts them back.
-        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        let (mut fast, mut writes, mut len) = (0u64, 0u64, 0usize);
+        // Per lane: accesses that were done with, and writes among them (lane counts).
+        let (mut fast, mut writes) = (zero, zero);
+        let mut len = 0usize;
         let chunks = run.len() / 8;
         let p = run.as_ptr() as *const __m256i;
         let out = cand.as_mut_ptr();
@@ -133,30 +144,38 @@ mod avx2 {
             let ab_hi = _mm256_unpackhi_epi32(a, b);
             let cd_lo = _mm256_unpacklo_epi32(cc, d);
             let cd_hi = _mm256_unpackhi_epi32(cc, d);
-            // Targets and operations of events 0 2 4 6 1 3 5 7.
+            // Targets and operations of the events in `LANE_EVENT` order.
             let x = _mm256_unpackhi_epi64(ab_lo, cd_lo);
             let op = _mm256_and_si256(_mm256_unpackhi_epi64(ab_hi, cd_hi), byte);
             let widx = _mm256_srli_epi32::<5>(x);
             let inside = _mm256_cmpgt_epi32(nwords, widx);
             // SAFETY: only lanes with `widx < nwords` are loaded, all inside `has_meta`.
             let w = _mm256_mask_i32gather_epi32::<4>(zero, words, widx, inside);
-            let bit = _mm256_and_si256(_mm256_srlv_epi32(w, _mm256_and_si256(x, low5)), one);
+            // The metadata bit moved to the sign: shift left by 31 - (x & 31).
+            let bit = _mm256_sllv_epi32(w, _mm256_andnot_si256(x, low5));
             let access = _mm256_cmpgt_epi32(two, op);
-            let f = _mm256_and_si256(access, _mm256_cmpeq_epi32(bit, zero));
-            let fw = _mm256_and_si256(f, _mm256_cmpeq_epi32(op, one));
-            let fm = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(f, order)))
-                as u32;
-            let wm = _mm256_movemask_ps(_mm256_castsi256_ps(fw)) as u32;
-            fast += fm.count_ones() as u64;
-            writes += wm.count_ones() as u64;
-            // The positions of the others, written as one 8-entry store.
-            let m = !fm & 0xff;
-            let pos = _mm_loadl_epi64(POSITIONS[m as usize].as_ptr() as *const __m128i);
-            let v = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos), _mm256_set1_epi32((8 * c) as i32));
-            // SAFETY: `len <= 8 * c`, and `cand` has `run.len() + 8` entries.
-            _mm256_storeu_si256(out.add(len) as *mut __m256i, v);
-            len += m.count_ones() as usize;
+            // Sign set: an access whose bit is clear; then all ones / zero per lane.
+            let f = _mm256_andnot_si256(bit, access);
+            let fl = _mm256_srai_epi32::<31>(f);
+            fast = _mm256_sub_epi32(fast, fl);
+            writes = _mm256_sub_epi32(writes, _mm256_and_si256(fl, _mm256_cmpeq_epi32(op, one)));
+            // The positions of the others (rare outside synchronisation), as one store.
+            let m = !(_mm256_movemask_ps(_mm256_castsi256_ps(f)) as u32) & 0xff;
+            if m != 0 {
+                let pos = _mm_loadl_epi64(POSITIONS[m as usize].as_ptr() as *const __m128i);
+                let v =
+                    _mm256_add_epi32(_mm256_cvtepu8_epi32(pos), _mm256_set1_epi32((8 * c) as i32));
+                // SAFETY: `len <= 8 * c`, and `cand` has `run.len() + 8` entries.
+                _mm256_storeu_si256(out.add(len) as *mut __m256i, v);
+                len += m.count_ones() as usize;
+            }
         }
+        // Lane counts are at most `chunks` each.
+        let (mut f, mut w) = ([0u32; 8], [0u32; 8]);
+        _mm256_storeu_si256(f.as_mut_ptr() as *mut __m256i, fast);
+        _mm256_storeu_si256(w.as_mut_ptr() as *mut __m256i, writes);
+        let fast: u64 = f.iter().map(|&n| n as u64).sum();
+        let writes: u64 = w.iter().map(|&n| n as u64).sum();
         let acc = Filtered {
             fast_reads: fast - writes,
             fast_writes: writes,
