@@ -162,7 +162,7 @@ pub fn run<S: EventSource + ?Sized>(
 /// Events per block handed to [`Analysis::on_events`] by the drivers: 16 KiB of events,
 /// so a block stays in the L1 cache beside the analysis's hottest state while the analysis
 /// reads it. With 4096-event blocks (64 KiB) PACER's per-event filter at r = 0 cost 0.24 of
-/// FastTrack's time on the JavaGrande raytracer trace, with 1024 0.15 (same run).
+/// FastTrack's time on the JavaGrande raytracer trace, with 1024 0.15 (runs minutes apart).
 pub const BLOCK: usize = 1024;
 
 /// Runs analyses over an in-memory trace and returns their reports (no validation: callers
