@@ -770,9 +770,8 @@ impl Detector {
                     let v = &mut self.maps.maps[p.r_c as usize];
                     v.retain(|e| e.t != t);
                     if v.is_empty() && p.w_t == NO_THREAD {
-                        self.maps.release(MapRef::Pool(p.r_c));
-                        self.vars[x] = Packed::default();
-                        self.clear_bit(x);
+                        self.release_pooled(&p);
+                        self.drop_meta(x);
                     }
                     return Skip::SlowRead;
                 }
@@ -783,8 +782,7 @@ impl Detector {
                     // the read drops it; an empty map is kept only beside a sampled write.
                     if p.r_t == t {
                         if p.w_t == NO_THREAD {
-                            self.vars[x] = Packed::default();
-                            self.clear_bit(x);
+                            self.drop_meta(x);
                         } else {
                             self.vars[x].empty_inline_map();
                         }
@@ -807,8 +805,7 @@ impl Detector {
                     if p.r_c != GHOST {
                         self.vars[x].r_inline_map = true;
                     } else if p.w_t == NO_THREAD {
-                        self.vars[x] = Packed::default();
-                        self.clear_bit(x);
+                        self.drop_meta(x);
                     } else {
                         self.vars[x].empty_inline_map();
                     }
@@ -816,8 +813,7 @@ impl Detector {
                 }
                 if p.w_t == NO_THREAD {
                     // Without a sampled write the read map's shape no longer matters.
-                    self.vars[x] = Packed::default();
-                    self.clear_bit(x);
+                    self.drop_meta(x);
                 } else {
                     let r = &mut self.vars[x];
                     (r.r_t, r.r_c, r.r_ft) = (t, GHOST, ft);
@@ -835,21 +831,12 @@ impl Detector {
                     return Skip::No;
                 }
                 let p = self.vars[x];
-                if !self.write_ordered(&p, t) {
-                    return Skip::No;
-                }
-                if p.r_t == MAP_T {
-                    let v = &self.maps.maps[p.r_c as usize];
-                    if !v.iter().all(|e| self.ordered(e, t)) {
-                        return Skip::No;
-                    }
-                    self.maps.release(MapRef::Pool(p.r_c));
-                } else if !self.read_ordered(&p, t) {
+                if !self.write_ordered(&p, t) || !self.reads_ordered(&p, t) {
                     return Skip::No;
                 }
                 // Everything FastTrack had is replaced by this write.
-                self.vars[x] = Packed::default();
-                self.clear_bit(x);
+                self.release_pooled(&p);
+                self.drop_meta(x);
                 Skip::SlowWrite
             }
             _ => Skip::No,
@@ -882,18 +869,10 @@ impl Detector {
                 self.counters.sampling.slow_writes += 1;
                 return true;
             }
-            if !self.write_ordered(&p, t) {
+            if !self.write_ordered(&p, t) || !self.reads_ordered(&p, t) {
                 return false;
             }
-            if p.r_t == MAP_T {
-                let v = &self.maps.maps[p.r_c as usize];
-                if !v.iter().all(|e| self.ordered(e, t)) {
-                    return false;
-                }
-                self.maps.release(MapRef::Pool(p.r_c));
-            } else if !self.read_ordered(&p, t) {
-                return false;
-            }
+            self.release_pooled(&p);
             let may_skip = self.may_repeat_unsampled(t);
             self.vars[x] = Packed {
                 w_t: t,
@@ -988,8 +967,7 @@ impl Detector {
         let x = ev.target as usize;
         let t = ev.thread.0;
         let c = self.clock_of(t, t);
-        self.vars.ensure(x);
-        self.sites.ensure(x);
+        self.grow_vars(x);
         let s = &mut self.sites[x];
         self.vars[x] = if ev.op == Op::Write {
             (s.w_loc, s.w_index) = (ev.loc.0, index);
@@ -1042,11 +1020,32 @@ impl Detector {
         p.w_t == NO_THREAD || p.w_t == t || p.w_c <= self.clock_of(t, p.w_t)
     }
 
-    /// `x`'s read epoch or inline map entry, if any, is a ghost or happens before the
-    /// current event of `t` (a pooled map is not looked at: `r_t` is then `MAP_T`).
+    /// Every read of `x`'s read map (its epoch, inline entry or pooled entries), if any,
+    /// is a ghost or happens before the current event of `t`.
     #[inline(always)]
-    fn read_ordered(&self, p: &Packed, t: u32) -> bool {
+    fn reads_ordered(&self, p: &Packed, t: u32) -> bool {
+        if p.r_t == MAP_T {
+            return self.maps.maps[p.r_c as usize]
+                .iter()
+                .all(|e| self.ordered(e, t));
+        }
         p.r_t == NO_THREAD || p.r_t == t || p.r_c == GHOST || p.r_c <= self.clock_of(t, p.r_t)
+    }
+
+    /// Gives `p`'s pooled read map, if it has one, back to the pool (the record is about
+    /// to be overwritten).
+    #[inline(always)]
+    fn release_pooled(&mut self, p: &Packed) {
+        if p.r_t == MAP_T {
+            self.maps.release(MapRef::Pool(p.r_c));
+        }
+    }
+
+    /// `x`'s metadata becomes null: the record is reset and its bit cleared.
+    #[inline(always)]
+    fn drop_meta(&mut self, x: usize) {
+        self.vars[x] = Packed::default();
+        self.clear_bit(x);
     }
 
     /// Adds fast-path counts (indexed by [`Skip`]).

@@ -46,39 +46,60 @@ fn assert_same(a: &Detector, b: &Detector, what: &str) {
     assert_eq!(a.sampled_ranges(), b.sampled_ranges(), "{what}");
 }
 
+/// A generated trace over `vars` variables with locks and volatiles.
+fn generated(events: u64, threads: u32, vars: u32, sync: f64, seed: u64) -> crate::trace::Trace {
+    use crate::gen::{GenConfig, Generator};
+    Generator::trace(GenConfig {
+        events,
+        threads,
+        vars,
+        locks: 3,
+        sync,
+        volatile: 0.02,
+        seed,
+        ..GenConfig::default()
+    })
+}
+
+/// `events` fed one at a time (`general_only`: every metadata access by the general path).
+fn single(cfg: &PacerConfig, events: &[Event], general_only: bool) -> Detector {
+    let mut d = Detector::new(cfg);
+    d.general_only = general_only;
+    for (i, e) in events.iter().enumerate() {
+        d.on_event(i as u64, e);
+    }
+    d
+}
+
+/// `events` fed in blocks of `block`.
+fn blocks(cfg: &PacerConfig, events: &[Event], block: usize) -> Detector {
+    let mut d = Detector::new(cfg);
+    for (k, chunk) in events.chunks(block).enumerate() {
+        d.on_events((k * block) as u64, chunk);
+    }
+    d
+}
+
+fn config(rate: f64, period: u64, seed: u64) -> PacerConfig {
+    PacerConfig {
+        rate,
+        period,
+        seed,
+        pairs: true,
+    }
+}
+
 /// The paths that work on the stored record in place (`unsampled`, `sampled_direct`) do
 /// what the general path does: same races, pairs and counters, on traces with few
 /// variables (read maps of every shape, many races) and with many (mostly first accesses).
 #[test]
 fn in_place_paths_equal_the_general_path() {
-    use crate::gen::{GenConfig, Generator};
     for (vars, threads, seed) in [(3, 3, 1), (12, 4, 2), (40, 6, 3), (2000, 8, 4)] {
-        let trace = Generator::trace(GenConfig {
-            events: 30_000,
-            threads,
-            vars,
-            locks: 3,
-            sync: 0.1,
-            volatile: 0.02,
-            seed,
-            ..GenConfig::default()
-        });
+        let trace = generated(30_000, threads, vars, 0.1, seed);
         for (rate, period) in [(0.05, 20), (0.3, 50), (0.5, 7), (1.0, 50), (0.5, 0)] {
-            let cfg = PacerConfig {
-                rate,
-                period,
-                seed: 9,
-                pairs: true,
-            };
-            let mut a = Detector::new(&cfg);
-            a.general_only = true;
-            let mut b = Detector::new(&cfg);
-            for (i, e) in trace.events.iter().enumerate() {
-                a.on_event(i as u64, e);
-            }
-            for (k, chunk) in trace.events.chunks(4096).enumerate() {
-                b.on_events((k * 4096) as u64, chunk);
-            }
+            let cfg = config(rate, period, 9);
+            let a = single(&cfg, &trace.events, true);
+            let b = blocks(&cfg, &trace.events, 4096);
             assert!(!b.racy_events().is_empty() || rate < 0.1 || vars > 100);
             assert_same(&a, &b, &format!("vars {vars} rate {rate} period {period}"));
         }
@@ -89,33 +110,12 @@ fn in_place_paths_equal_the_general_path() {
 /// sampled ranges.
 #[test]
 fn blocks_equal_single_events() {
-    use crate::gen::{GenConfig, Generator};
-    let trace = Generator::trace(GenConfig {
-        events: 20_000,
-        threads: 4,
-        vars: 40,
-        locks: 3,
-        sync: 0.2,
-        volatile: 0.02,
-        seed: 3,
-        ..GenConfig::default()
-    });
+    let trace = generated(20_000, 4, 40, 0.2, 3);
     for (rate, period) in [(0.0, 50), (0.3, 50), (0.3, 7), (1.0, 50), (0.5, 0)] {
-        let cfg = PacerConfig {
-            rate,
-            period,
-            seed: 5,
-            pairs: true,
-        };
-        let mut a = Detector::new(&cfg);
-        for (i, e) in trace.events.iter().enumerate() {
-            a.on_event(i as u64, e);
-        }
+        let cfg = config(rate, period, 5);
+        let a = single(&cfg, &trace.events, false);
         for block in [1, 3, 64, 4096, 20_000] {
-            let mut b = Detector::new(&cfg);
-            for (k, chunk) in trace.events.chunks(block).enumerate() {
-                b.on_events((k * block) as u64, chunk);
-            }
+            let b = blocks(&cfg, &trace.events, block);
             assert_same(&a, &b, &format!("rate {rate} block {block}"));
         }
     }
