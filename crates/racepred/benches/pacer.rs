@@ -1,5 +1,5 @@
 //! PACER cost vs sampling rate on a generated trace (in memory, so parsing is excluded):
-//! r = 0, 0.01, 0.03, 0.1, 1, and FastTrack from the registry when it is built.
+//! r = 0, 0.01, 0.03, 0.1, 1, and FastTrack from the registry.
 //! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7);
 //! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace);
 //! `RACEPRED_BENCH_PERIOD` sets PACER's sampling period (default 10^4 operations).
@@ -9,14 +9,17 @@
 //! round-robin through the same `dyn Analysis` interface for each of
 //! `RACEPRED_BENCH_SEEDS` PACER seeds (default 5) and print, per row, the mean over seeds of
 //! the best wall time (CPU of this thread from `/proc/thread-self/schedstat` beside it), the
-//! mean effective sampling rate, and the ratios to FastTrack. One seed's sampling periods
-//! are a few hundred coin flips, so its effective rate is off by a quarter of `r` either
-//! way, and the cost with it; averaging over seeds measures the rate asked for. With
+//! mean effective sampling rate, and the ratios to FastTrack; and beside them the ratio
+//! beyond the loop paired within each round (median and range over all rounds), which
+//! does not mix a fast FastTrack run with a slow PACER run when the machine's speed
+//! drifts. One seed's sampling periods are a few hundred coin flips, so its effective rate
+//! is off by a quarter of `r` either way, and the cost with it; averaging over seeds
+//! measures the rate asked for. With
 //! `RACEPRED_BENCH_ONLY=<row name>` only that row runs (for a profiler), with
 //! `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use racepred::analysis::pacer::{Detector, PacerConfig};
+use racepred::analysis::pacer::PacerConfig;
 use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::gen::{GenConfig, Generator};
 use racepred::report::{RaceReport, ReportKind};
@@ -51,61 +54,20 @@ fn bench(c: &mut Criterion) {
         table(&trace.events, n.max(1));
         return;
     }
+    // Criterion: relative timing of each configuration (seed 7, racy events only), fed
+    // as the drivers feed events; `RACEPRED_BENCH_TABLE` gives the ratios and counters.
     let mut g = c.benchmark_group("pacer");
     g.sample_size(10);
-    g.throughput(Throughput::Elements(events));
+    g.throughput(Throughput::Elements(trace.events.len() as u64));
     for rate in [0.0, 0.01, 0.03, 0.1, 1.0] {
-        // `RACEPRED_BENCH_COUNTERS=1`: print the best of 5 runs and the counters (Table 3).
-        if std::env::var("RACEPRED_BENCH_COUNTERS").is_ok() {
-            let mut best = std::time::Duration::MAX;
-            let mut d = None;
-            for _ in 0..5 {
-                let t0 = std::time::Instant::now();
-                let mut det = Detector::new(&PacerConfig {
-                    rate,
-                    period: bench_period(),
-                    seed: 7,
-                    pairs: false,
-                });
-                for (i, e) in trace.events.iter().enumerate() {
-                    det.on_event(i as u64, e);
-                }
-                best = best.min(t0.elapsed());
-                d = Some(det);
-            }
-            let d = d.unwrap();
-            eprintln!(
-                "rate {rate}: best {best:?}, effective rate {:.4}, racy events {}\n  {}",
-                d.effective_rate(),
-                d.racy_events().len(),
-                serde_json::to_string(&d.counters()).unwrap()
-            );
-        }
-        g.bench_with_input(BenchmarkId::new("rate", rate), &rate, |b, &rate| {
-            b.iter(|| {
-                let mut d = Detector::new(&PacerConfig {
-                    rate,
-                    period: bench_period(),
-                    seed: 7,
-                    pairs: false,
-                });
-                for (i, e) in trace.events.iter().enumerate() {
-                    d.on_event(i as u64, e);
-                }
-                d.racy_events().len()
-            })
+        let row = Row::Pacer { rate, pairs: false };
+        g.bench_with_input(BenchmarkId::new("rate", rate), &row, |b, row| {
+            b.iter(|| feed(&mut *row.analysis(7), &trace.events))
         });
     }
-    if create(AnalysisKind::FastTrack, &AnalysisOptions::default()).is_ok() {
-        g.bench_function("fasttrack", |b| {
-            b.iter(|| {
-                let mut a = create(AnalysisKind::FastTrack, &AnalysisOptions::default()).unwrap();
-                for (i, e) in trace.events.iter().enumerate() {
-                    a.on_event(i as u64, e, Side::default());
-                }
-            })
-        });
-    }
+    g.bench_function("fasttrack", |b| {
+        b.iter(|| feed(&mut *Row::FastTrack.analysis(7), &trace.events))
+    });
     g.finish();
 }
 
@@ -190,9 +152,8 @@ struct Run {
     rate: f64,
 }
 
-/// Runs `a` over `events` as the drivers do.
-fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> Run {
-    let (c0, t0) = (thread_cpu_ns(), std::time::Instant::now());
+/// Feeds `events` to `a` as the drivers do.
+fn feed(a: &mut dyn Analysis, events: &[Event]) {
     // The drivers' path (`analysis::run`): the reader fills a reused buffer of
     // `analysis::BLOCK` events (`RACEPRED_BENCH_BLOCK` to try others), which goes to
     // `on_events` while it is in cache. The copy stands for the reader's writes; every row
@@ -207,6 +168,12 @@ fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> Run {
         buf.extend_from_slice(block);
         a.on_events((k * bs) as u64, &buf);
     }
+}
+
+/// Runs `a` over `events` as the drivers do.
+fn time(mut a: Box<dyn Analysis>, events: &[Event]) -> Run {
+    let (c0, t0) = (thread_cpu_ns(), std::time::Instant::now());
+    feed(&mut *a, events);
     let wall = t0.elapsed().as_secs_f64();
     let cpu = match (c0, thread_cpu_ns()) {
         (Some(a), Some(b)) => (b - a) as f64 * 1e-9,
@@ -258,8 +225,8 @@ fn table(events: &[Event], n: usize) {
             for k in 0..n {
                 let run = time(row.analysis(1 + k as u64 % seeds), events);
                 eprintln!(
-                    "{only}: {:.3} s CPU, {} racy events, effective rate {:.4}",
-                    run.cpu, run.racy, run.rate
+                    "{only}: {:.4} s wall, {:.3} s CPU, {} racy events, effective rate {:.4}",
+                    run.wall, run.cpu, run.racy, run.rate
                 );
             }
         }
@@ -267,11 +234,16 @@ fn table(events: &[Event], n: usize) {
     }
     // Per row: sums over seeds of the best wall and CPU time and of the effective rate.
     let mut sum = vec![(0.0, 0.0, 0.0, 0usize); rows.len()];
+    // Per row: the paired ratio of every round (its time beyond the empty loop's over
+    // FastTrack's, all three from the same round).
+    let mut paired: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
     for seed in 1..=seeds {
         let mut best: Vec<Option<Run>> = vec![None; rows.len()];
         for _ in 0..n {
+            let mut walls = vec![0.0; rows.len()];
             for (k, row) in rows.iter().enumerate() {
                 let run = time(row.analysis(seed), events);
+                walls[k] = run.wall;
                 best[k] = Some(match best[k] {
                     Some(b) if b.wall <= run.wall => Run {
                         cpu: b.cpu.min(run.cpu),
@@ -283,6 +255,10 @@ fn table(events: &[Event], n: usize) {
                     },
                     None => run,
                 });
+            }
+            let (floor, ft) = (walls[0], walls[rows.len() - 1]);
+            for (p, w) in paired.iter_mut().zip(&walls) {
+                p.push((w - floor) / (ft - floor));
             }
         }
         for (s, b) in sum.iter_mut().zip(best) {
@@ -303,20 +279,25 @@ fn table(events: &[Event], n: usize) {
     eprintln!(
         "{} events; per row the mean over {seeds} seeds of the best of {n} runs (wall s; CPU s \
          of this thread); beyond loop = (t - empty) / (FastTrack - empty), from wall times; \
-         racy events of the last seed",
-        events.len()
+         paired: the same ratio from each round's own three times, median [min, max] over \
+         the {} rounds; racy events of the last seed",
+        events.len(),
+        seeds as usize * n
     );
     eprintln!(
-        "| analysis | effective rate | wall s | CPU s | / FastTrack | beyond loop | racy events |"
+        "| analysis | effective rate | wall s | CPU s | / FastTrack | beyond loop | paired | racy \
+         events |"
     );
-    eprintln!("|---|---|---|---|---|---|---|");
-    for (row, (wall, cpu, rate, racy)) in rows.iter().zip(&mean) {
+    eprintln!("|---|---|---|---|---|---|---|---|");
+    for ((row, (wall, cpu, rate, racy)), p) in rows.iter().zip(&mean).zip(&mut paired) {
+        p.sort_by(f64::total_cmp);
+        let paired = format!("{:.3} [{:.3}, {:.3}]", p[p.len() / 2], p[0], p[p.len() - 1]);
         let rate = match row {
             Row::Pacer { .. } => format!("{rate:.4}"),
             _ => "-".into(),
         };
         eprintln!(
-            "| {} | {rate} | {wall:.4} | {cpu:.3} | {:.3} | {:.3} | {racy} |",
+            "| {} | {rate} | {wall:.4} | {cpu:.3} | {:.3} | {:.3} | {paired} | {racy} |",
             row.name(),
             wall / ft,
             (wall - floor) / (ft - floor)
