@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use racepred::analysis::pacer::PacerConfig;
 
 /// Dynamic data race prediction: reads the trace of one run of a concurrent program and
 /// predicts which conflicting accesses can race in another schedule of the same program.
@@ -106,8 +107,8 @@ pub struct AnalyzeArgs {
     /// PACER: sampling rate in [0, 1].
     #[arg(long, default_value_t = 1.0)]
     pub rate: f64,
-    /// PACER: sampling period length in operations.
-    #[arg(long, default_value_t = 10_000)]
+    /// PACER: sampling period length in operations (shorter for traces under ~10^7 events).
+    #[arg(long, default_value_t = PacerConfig::DEFAULT_PERIOD)]
     pub period: u64,
     /// Seed for randomised analyses.
     #[arg(long, default_value_t = 0)]
@@ -264,8 +265,8 @@ pub struct SampleArgs {
     /// Trials per rate (0: the paper's min(max(ceil(10/r), 50), 500)).
     #[arg(long, default_value_t = 0)]
     pub trials: u32,
-    /// Sampling period length in operations.
-    #[arg(long, default_value_t = 10_000)]
+    /// Sampling period length in operations (shorter for traces under ~10^7 events).
+    #[arg(long, default_value_t = PacerConfig::DEFAULT_PERIOD)]
     pub period: u64,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

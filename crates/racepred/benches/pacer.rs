@@ -2,7 +2,7 @@
 //! r = 0, 0.01, 0.03, 0.1, 1, and FastTrack from the registry.
 //! `RACEPRED_BENCH_EVENTS` sets the trace length (default 10^6; the report used 10^7);
 //! `RACEPRED_BENCH_TRACE=<file>` reads a trace file into memory instead (e.g. a corpus trace);
-//! `RACEPRED_BENCH_PERIOD` sets PACER's sampling period (default 10^4 operations).
+//! `RACEPRED_BENCH_PERIOD` sets PACER's sampling period (default 10^5 operations, the CLI's).
 //! Events are fed as the drivers feed them: copied block by block into a reused buffer that
 //! goes to `on_events`.
 //! `RACEPRED_BENCH_TABLE=N`: instead of criterion, run every configuration N times
@@ -12,9 +12,9 @@
 //! mean effective sampling rate, and the ratios to FastTrack; and beside them the ratio
 //! beyond the loop paired within each round (median and range over all rounds), which
 //! does not mix a fast FastTrack run with a slow PACER run when the machine's speed
-//! drifts. One seed's sampling periods are a few hundred coin flips, so its effective rate
-//! is off by a quarter of `r` either way, and the cost with it; averaging over seeds
-//! measures the rate asked for. With
+//! drifts. One seed's sampling periods are about a hundred coin flips on a 10^7-event
+//! trace, so its effective rate is off by half of `r` either way at r = 0.03, and the cost
+//! with it; averaging over seeds measures the rate asked for. With
 //! `RACEPRED_BENCH_ONLY=<row name>` only that row runs (for a profiler), with
 //! `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
 
@@ -71,12 +71,13 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// The sampling period (operations): `RACEPRED_BENCH_PERIOD`, default 10^4 (the CLI's).
+/// The sampling period (operations): `RACEPRED_BENCH_PERIOD`, default
+/// [`PacerConfig::DEFAULT_PERIOD`] (the CLI's).
 fn bench_period() -> u64 {
     std::env::var("RACEPRED_BENCH_PERIOD")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000)
+        .unwrap_or(PacerConfig::DEFAULT_PERIOD)
 }
 
 /// CPU time of this thread in ns (`None` without `/proc`).

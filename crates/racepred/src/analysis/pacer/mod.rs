@@ -135,24 +135,52 @@ fn build_report(det: &mut Detector, cfg: &PacerConfig) -> RaceReport {
     r.racy_events = racy;
     r.pairs = pairs;
     r.normalize();
+    let s = det.sampler();
+    let (periods, sampled) = (s.periods(), s.sampling_periods());
     r.notes.push(format!(
-        "PACER sampling: rate {}, period {} operations, seed {}; effective rate {:.4}. \
-         Each race is reported with probability about the rate (racy events; pairs name the \
-         sampled earlier access).",
+        "PACER sampling: rate {}, period {} operations, seed {}; effective rate {:.4} \
+         ({sampled} of {periods} periods sampled). Each race is reported with probability \
+         about the rate (racy events; pairs name the sampled earlier access).",
         cfg.rate,
         cfg.period,
         cfg.seed,
         det.effective_rate()
     ));
+    if periods < FEW_PERIODS && cfg.rate > 0.0 && cfg.rate < 1.0 {
+        r.notes.push(format!(
+            "The trace held only {periods} period(s) of {} operations, and a period is \
+             sampled whole, so this trial's effective rate can be far from {}. Each race is \
+             still found with probability about the rate over many trials; for steadier \
+             single trials use a shorter --period (e.g. {}).",
+            cfg.period,
+            cfg.rate,
+            suggest_period(s.total_ops())
+        ));
+    }
     let c = det.counters();
     r.extra.insert("rate".into(), cfg.rate.into());
     r.extra.insert("period".into(), cfg.period.into());
     r.extra.insert("seed".into(), cfg.seed.into());
+    r.extra.insert("periods".into(), periods.into());
+    r.extra.insert("sampling_periods".into(), sampled.into());
     r.extra
         .insert("effective_rate".into(), det.effective_rate().into());
     r.extra
         .insert("counters".into(), serde_json::Value::Object(c.to_json()));
     r
+}
+
+/// Below this many periods a single trial's effective rate is called out as coarse.
+const FEW_PERIODS: u64 = 100;
+
+/// A period length (a power of ten, at least 10) that cuts `ops` operations into at least
+/// [`FEW_PERIODS`] periods.
+fn suggest_period(ops: u64) -> u64 {
+    let mut p = 10;
+    while p * 10 * FEW_PERIODS <= ops {
+        p *= 10;
+    }
+    p
 }
 
 #[cfg(test)]

@@ -37,6 +37,8 @@ pub struct Sampler {
     len: u64,
     /// Number of sampling periods started (the current one if sampling).
     sampling_periods: u64,
+    /// Number of periods started, of either kind.
+    periods: u64,
     /// Completed periods and their work, per kind (for the bias correction).
     done_s: (u64, u64),
     done_n: (u64, u64),
@@ -59,6 +61,7 @@ impl Sampler {
             left: 0,
             len: 0,
             sampling_periods: 0,
+            periods: 0,
             done_s: (0, 0),
             done_n: (0, 0),
         }
@@ -127,6 +130,7 @@ impl Sampler {
         self.left = self.len;
         let p = self.entry_probability();
         self.sampling = p >= 1.0 || (p > 0.0 && self.rng.gen::<f64>() < p);
+        self.periods += 1;
         if self.sampling {
             self.sampling_periods += 1;
         }
@@ -155,6 +159,11 @@ impl Sampler {
     #[inline]
     pub fn sampling_periods(&self) -> u64 {
         self.sampling_periods
+    }
+
+    /// Number of periods started so far, sampling or not.
+    pub fn periods(&self) -> u64 {
+        self.periods
     }
 
     pub fn rate(&self) -> f64 {
@@ -221,6 +230,8 @@ mod tests {
             }
         }
         assert_eq!(starts, 100_000);
+        assert_eq!(s.periods(), 100_000);
+        assert!(s.sampling_periods() > 9_000 && s.sampling_periods() < 11_000);
         // 100 000 Bernoulli(0.1) periods: sd of the rate ≈ 0.00095.
         assert!(
             (s.effective_rate() - 0.1).abs() < 0.005,

@@ -120,3 +120,42 @@ fn blocks_equal_single_events() {
         }
     }
 }
+
+#[test]
+fn suggested_period_cuts_the_trace_into_enough_periods() {
+    assert_eq!(suggest_period(0), 10);
+    assert_eq!(suggest_period(500), 10);
+    assert_eq!(suggest_period(999_999), 1000);
+    assert_eq!(suggest_period(1_000_000), 10_000);
+    assert_eq!(suggest_period(10_000_000), 100_000);
+    for ops in [1u64, 37, 12_345, 4_000_000, 98_765_432] {
+        let p = suggest_period(ops);
+        assert!(
+            ops < 10 * FEW_PERIODS || ops / p >= FEW_PERIODS,
+            "{ops}: {p}"
+        );
+    }
+}
+
+#[test]
+fn report_counts_periods_and_calls_out_coarse_trials() {
+    let evs: Vec<Event> = (0..500).map(|i| ev(i % 2, Op::Write, i % 7)).collect();
+    let report = |period: u64| {
+        let mut p = Pacer::new(PacerConfig {
+            rate: 0.5,
+            period,
+            seed: 1,
+            pairs: true,
+        });
+        p.on_events(0, &evs);
+        p.finish(&crate::trace::Names::default())
+    };
+    let r = report(PacerConfig::DEFAULT_PERIOD);
+    assert_eq!(r.extra["periods"], 1);
+    assert!(r.notes.iter().any(|n| n.contains("only 1 period(s)")));
+    let r = report(5);
+    assert_eq!(r.extra["periods"], 100);
+    let sampled = r.extra["sampling_periods"].as_u64().unwrap();
+    assert!((20..80).contains(&sampled), "{sampled}");
+    assert!(!r.notes.iter().any(|n| n.contains("period(s)")));
+}
