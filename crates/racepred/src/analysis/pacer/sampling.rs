@@ -37,8 +37,6 @@ pub struct Sampler {
     len: u64,
     /// Number of sampling periods started (the current one if sampling).
     sampling_periods: u64,
-    /// Number of periods started, of either kind.
-    periods: u64,
     /// Completed periods and their work, per kind (for the bias correction).
     done_s: (u64, u64),
     done_n: (u64, u64),
@@ -61,7 +59,6 @@ impl Sampler {
             left: 0,
             len: 0,
             sampling_periods: 0,
-            periods: 0,
             done_s: (0, 0),
             done_n: (0, 0),
         }
@@ -130,7 +127,6 @@ impl Sampler {
         self.left = self.len;
         let p = self.entry_probability();
         self.sampling = p >= 1.0 || (p > 0.0 && self.rng.gen::<f64>() < p);
-        self.periods += 1;
         if self.sampling {
             self.sampling_periods += 1;
         }
@@ -163,7 +159,8 @@ impl Sampler {
 
     /// Number of periods started so far, sampling or not.
     pub fn periods(&self) -> u64 {
-        self.periods
+        // Completed periods, and the current one once its first operation is ticked.
+        self.done_s.0 + self.done_n.0 + (self.len > 0) as u64
     }
 
     pub fn rate(&self) -> f64 {
