@@ -147,14 +147,15 @@ fn build_report(det: &mut Detector, cfg: &PacerConfig) -> RaceReport {
         det.effective_rate()
     ));
     if periods < FEW_PERIODS && cfg.rate > 0.0 && cfg.rate < 1.0 {
+        let p = suggest_period(s.total_ops());
         r.notes.push(format!(
             "The trace held only {periods} period(s) of {} operations, and a period is \
              sampled whole, so this trial's effective rate can be far from {}. Each race is \
              still found with probability about the rate over many trials; for steadier \
-             single trials use a shorter --period (e.g. {}).",
+             single trials use a shorter --period ({p} gives {} periods).",
             cfg.period,
             cfg.rate,
-            suggest_period(s.total_ops())
+            s.total_ops().div_ceil(p),
         ));
     }
     let c = det.counters();
@@ -171,12 +172,12 @@ fn build_report(det: &mut Detector, cfg: &PacerConfig) -> RaceReport {
 }
 
 /// Below this many periods a single trial's effective rate is called out as coarse.
-const FEW_PERIODS: u64 = 100;
+pub const FEW_PERIODS: u64 = 100;
 
-/// A period length (a power of ten, at least 10) that cuts `ops` operations into at least
-/// [`FEW_PERIODS`] periods.
-fn suggest_period(ops: u64) -> u64 {
-    let mut p = 10;
+/// The longest period length, a power of ten, that cuts `ops` operations into at least
+/// [`FEW_PERIODS`] periods (1 when none does).
+pub fn suggest_period(ops: u64) -> u64 {
+    let mut p = 1;
     while p * 10 * FEW_PERIODS <= ops {
         p *= 10;
     }

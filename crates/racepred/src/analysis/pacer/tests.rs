@@ -123,8 +123,9 @@ fn blocks_equal_single_events() {
 
 #[test]
 fn suggested_period_cuts_the_trace_into_enough_periods() {
-    assert_eq!(suggest_period(0), 10);
-    assert_eq!(suggest_period(500), 10);
+    assert_eq!(suggest_period(0), 1);
+    assert_eq!(suggest_period(500), 1);
+    assert_eq!(suggest_period(1000), 10);
     assert_eq!(suggest_period(999_999), 1000);
     assert_eq!(suggest_period(1_000_000), 10_000);
     assert_eq!(suggest_period(10_000_000), 100_000);
