@@ -535,16 +535,10 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
     };
     let exp = experiment_vs_fasttrack(&trace, &cfg)?;
     let ops = trace.len() as u64;
-    let periods = ops.div_ceil(a.period);
-    if periods < racepred::analysis::pacer::FEW_PERIODS {
-        let p = racepred::analysis::pacer::suggest_period(ops);
-        eprintln!(
-            "racepred: note: a trial of this trace is {periods} period(s) of {} operations, \
-             each sampled whole: detection rates per race still follow the rate, but each \
-             trial's effective rate is coarse (--period {p} gives {} periods)",
-            a.period,
-            ops.div_ceil(p),
-        );
+    if let Some(note) =
+        racepred::analysis::pacer::few_periods_note(ops.div_ceil(a.period), a.period, ops)
+    {
+        eprintln!("racepred: note: {note}");
     }
     if let Some(p) = &a.plot {
         racepred::report::plot::write_detection_plot(p, &exp)?;

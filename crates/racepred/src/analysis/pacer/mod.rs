@@ -146,17 +146,9 @@ fn build_report(det: &mut Detector, cfg: &PacerConfig) -> RaceReport {
         cfg.seed,
         det.effective_rate()
     ));
-    if periods < FEW_PERIODS && cfg.rate > 0.0 && cfg.rate < 1.0 {
-        let p = suggest_period(s.total_ops());
-        r.notes.push(format!(
-            "The trace held only {periods} period(s) of {} operations, and a period is \
-             sampled whole, so this trial's effective rate can be far from {}. Each race is \
-             still found with probability about the rate over many trials; for steadier \
-             single trials use a shorter --period ({p} gives {} periods).",
-            cfg.period,
-            cfg.rate,
-            s.total_ops().div_ceil(p),
-        ));
+    if cfg.rate > 0.0 && cfg.rate < 1.0 && cfg.period > 0 {
+        r.notes
+            .extend(few_periods_note(periods, cfg.period, s.total_ops()));
     }
     let c = det.counters();
     r.extra.insert("rate".into(), cfg.rate.into());
@@ -182,6 +174,22 @@ pub fn suggest_period(ops: u64) -> u64 {
         p *= 10;
     }
     p
+}
+
+/// For a trial of `ops` operations cut into `periods` periods of `period` operations:
+/// when they are fewer than [`FEW_PERIODS`], a note saying the trial is coarse and which
+/// `--period` is finer (the report's and `racepred sample`'s).
+pub fn few_periods_note(periods: u64, period: u64, ops: u64) -> Option<String> {
+    if periods >= FEW_PERIODS {
+        return None;
+    }
+    let p = suggest_period(ops);
+    Some(format!(
+        "This trace is {periods} period(s) of {period} operations, each sampled whole: each \
+         race is still found with probability about the rate over many trials, but a single \
+         trial's effective rate is coarse (--period {p} gives {} periods).",
+        ops.div_ceil(p)
+    ))
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ fn report_counts_periods_and_calls_out_coarse_trials() {
     };
     let r = report(PacerConfig::DEFAULT_PERIOD);
     assert_eq!(r.extra["periods"], 1);
-    assert!(r.notes.iter().any(|n| n.contains("only 1 period(s)")));
+    assert!(r.notes.iter().any(|n| n.contains("is 1 period(s)")));
     let r = report(5);
     assert_eq!(r.extra["periods"], 100);
     let sampled = r.extra["sampling_periods"].as_u64().unwrap();
