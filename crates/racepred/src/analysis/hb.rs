@@ -221,7 +221,7 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
                 self.acc
                     .method(index, ev, side.addresses, &mut self.threads[t]);
             }
-            Op::Begin | Op::End => {}
+            Op::Begin | Op::End | Op::Local | Op::Branch => {}
         }
     }
 

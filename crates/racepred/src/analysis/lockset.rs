@@ -139,7 +139,9 @@ impl Analysis for Lockset {
             | Op::MethodBegin
             | Op::MethodEnd
             | Op::Begin
-            | Op::End => {}
+            | Op::End
+            | Op::Local
+            | Op::Branch => {}
         }
     }
 

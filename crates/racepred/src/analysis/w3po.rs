@@ -373,7 +373,7 @@ impl Analysis for W3po {
                     self.weak_wcp(t, None);
                 }
             }
-            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End | Op::Local | Op::Branch => {}
         }
     }
 

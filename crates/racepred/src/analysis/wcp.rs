@@ -425,7 +425,7 @@ impl Analysis for Wcp {
                     self.p[t.index()].join(s);
                 }
             }
-            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End | Op::Local | Op::Branch => {}
         }
     }
 

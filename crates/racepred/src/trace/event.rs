@@ -108,10 +108,16 @@ pub enum Op {
     Begin = 12,
     /// `end` / `end(M)`: transaction end (ignored by race analyses).
     End = 13,
+    /// `let(b=EXPR)`: a local computation of a value trace (RECIPE; ignored by every analysis
+    /// but the SMT predictor, which reads the expression from [`values`](super::values)).
+    Local = 14,
+    /// `br(COND)`: a branch of a value trace whose condition held as written (RECIPE; ignored
+    /// by every analysis but the SMT predictor).
+    Branch = 15,
 }
 
 impl Op {
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 16] = [
         Op::Read,
         Op::Write,
         Op::Acquire,
@@ -126,6 +132,8 @@ impl Op {
         Op::MethodEnd,
         Op::Begin,
         Op::End,
+        Op::Local,
+        Op::Branch,
     ];
 
     /// The operation for a binary discriminant.
@@ -151,6 +159,8 @@ impl Op {
             Op::MethodEnd => "mend",
             Op::Begin => "begin",
             Op::End => "end",
+            Op::Local => "let",
+            Op::Branch => "br",
         }
     }
 
@@ -172,6 +182,8 @@ impl Op {
             b"mend" => Op::MethodEnd,
             b"begin" => Op::Begin,
             b"end" => Op::End,
+            b"let" => Op::Local,
+            b"br" => Op::Branch,
             _ => return None,
         })
     }
@@ -184,12 +196,22 @@ impl Op {
             Op::Fork | Op::Join => NameKind::Thread,
             Op::Signal | Op::Wait => NameKind::Cond,
             Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => NameKind::Method,
+            // Their argument is an expression, kept by the value-trace reader; the event
+            // itself has no target (`NONE`).
+            Op::Local | Op::Branch => NameKind::Method,
         }
     }
 
-    /// True for the target-less-allowed operations (`begin`, `end`).
+    /// True for the target-less-allowed operations (`begin`, `end`) and the value-trace
+    /// operations whose argument is an expression, not a name (`let`, `br`).
     pub const fn target_optional(self) -> bool {
-        matches!(self, Op::Begin | Op::End)
+        matches!(self, Op::Begin | Op::End | Op::Local | Op::Branch)
+    }
+
+    /// `let` and `br`: value-trace events, thread-local and ignored by race analyses.
+    #[inline]
+    pub const fn is_value_op(self) -> bool {
+        matches!(self, Op::Local | Op::Branch)
     }
 
     /// A plain (non-volatile) read or write: the events that can race.

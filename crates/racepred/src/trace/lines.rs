@@ -224,6 +224,17 @@ fn load8(s: &[u8]) -> u64 {
     w
 }
 
+/// A token for an error message: at most 64 bytes of it, with its length when cut (a 1 MB
+/// bad token must not become a 1 MB message).
+pub fn shown(s: &[u8]) -> String {
+    const MAX: usize = 64;
+    if s.len() <= MAX {
+        String::from_utf8_lossy(s).into_owned()
+    } else {
+        format!("{}…({} bytes)", String::from_utf8_lossy(&s[..MAX]), s.len())
+    }
+}
+
 /// Checks that a name is non-empty UTF-8.
 #[inline]
 pub fn check_name(s: &[u8], what: &'static str) -> Result<()> {

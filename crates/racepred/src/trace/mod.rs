@@ -19,6 +19,7 @@ pub mod stats;
 pub mod std_format;
 pub mod text;
 pub mod validate;
+pub mod values;
 pub mod write;
 
 pub use event::{AddrId, CondId, Event, LocId, LockId, MethodId, NameKind, Op, ThreadId, VarId};

@@ -2,7 +2,9 @@
 //!
 //! Any token is accepted as a thread, target or location name; blank lines and lines
 //! starting with `#` are skipped. `mbegin(M;A1,A2)` carries an address set; `begin` and `end`
-//! may omit their argument. Everything else is an error naming the line.
+//! may omit their argument. The value-trace extension (`w(x)=EXPR`, `r(x)->a=5`, `let`, `br`,
+//! `alt` lines; [`super::values`]) is checked and its values dropped. Everything else is an
+//! error naming the line.
 
 use super::lines::{check_name, find_byte, trim};
 use super::text::{LineFormat, TextReader};
@@ -16,6 +18,8 @@ pub type StdReader<R> = TextReader<R, StdFormat>;
 /// last thread token.
 pub struct StdFormat {
     addrs: Vec<AddrId>,
+    /// Register names of value parts (checked, then dropped).
+    regs: super::Interner,
     /// Cache of the last thread token: consecutive events mostly come from one thread.
     last_thread: Vec<u8>,
     last_thread_id: ThreadId,
@@ -25,6 +29,7 @@ impl Default for StdFormat {
     fn default() -> Self {
         StdFormat {
             addrs: Vec::new(),
+            regs: super::Interner::default(),
             last_thread: Vec::new(),
             last_thread_id: ThreadId::NONE,
         }
@@ -35,14 +40,20 @@ impl LineFormat for StdFormat {
     #[inline]
     fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
         self.addrs.clear();
-        parse_line(
+        let (ev, part, alt) = parse_line(
             line,
             names,
             &mut self.addrs,
             &mut self.last_thread,
             &mut self.last_thread_id,
-        )
-        .map(Some)
+        )?;
+        if part != ValuePart::None {
+            // Values are checked here and dropped: every analysis the streaming readers feed
+            // ignores them ([`super::values`] keeps them for the SMT predictor).
+            super::values::parse_ann(part, &mut self.regs)?;
+        }
+        // An `alt` line is not an event of the trace.
+        Ok(alt.is_none().then_some(ev))
     }
 
     fn addresses(&self) -> &[AddrId] {
@@ -50,26 +61,57 @@ impl LineFormat for StdFormat {
     }
 }
 
-/// Parses one non-skippable STD line.
+/// The value part of an STD line (the value-trace extension, [`super::values`]), unparsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ValuePart<'a> {
+    None,
+    /// `w(x)=EXPR`: the expression.
+    Written(&'a [u8]),
+    /// `r(x)->REG` or `r(x)->REG=VALUE`.
+    ReadInto(&'a [u8], Option<&'a [u8]>),
+    /// `let(ARG)`.
+    Let(&'a [u8]),
+    /// `br(ARG)`.
+    Cond(&'a [u8]),
+}
+
+/// Parses one non-skippable STD line: the event, its value part and, for an `alt(L)` line
+/// (`THREAD|alt(L)|OP(TARGET)|LOC`), the location `L` of the branch it belongs to.
 #[inline]
-fn parse_line(
-    line: &[u8],
+pub(crate) fn parse_line<'a>(
+    line: &'a [u8],
     names: &mut Names,
     addrs: &mut Vec<AddrId>,
     last_thread: &mut Vec<u8>,
     last_thread_id: &mut ThreadId,
-) -> Result<Event> {
+) -> Result<(Event, ValuePart<'a>, Option<&'a [u8]>)> {
     let Some(p1) = find_byte(line, b'|') else {
         return Err(Error::syntax(
             "expected `THREAD|OP(TARGET)|LOC`, found no `|`",
         ));
     };
-    let rest = &line[p1 + 1..];
-    let Some(p2) = find_byte(rest, b'|') else {
+    let mut rest = &line[p1 + 1..];
+    let Some(mut p2) = find_byte(rest, b'|') else {
         return Err(Error::syntax(
             "expected `THREAD|OP(TARGET)|LOC`, found one `|` (missing location field)",
         ));
     };
+    let mut alt = None;
+    if let Some(arg) = trim(&rest[..p2])
+        .strip_prefix(b"alt(")
+        .and_then(|a| a.strip_suffix(b")"))
+    {
+        let arg = trim(arg);
+        check_name(arg, "branch location")?;
+        alt = Some(arg);
+        rest = &rest[p2 + 1..];
+        let Some(p) = find_byte(rest, b'|') else {
+            return Err(Error::syntax(
+                "expected `THREAD|alt(LOC)|OP(TARGET)|LOC`, found no location field",
+            ));
+        };
+        p2 = p;
+    }
     let thread = trim(&line[..p1]);
     let opfield = trim(&rest[..p2]);
     let loc = trim(&rest[p2 + 1..]);
@@ -79,25 +121,49 @@ fn parse_line(
     check_name(thread, "thread")?;
     check_name(loc, "location")?;
 
-    let (opname, arg) = match find_byte(opfield, b'(') {
+    let (opname, arg, suffix) = match find_byte(opfield, b'(') {
         Some(open) => {
-            if opfield.last() != Some(&b')') {
+            let name = &opfield[..open];
+            // The argument runs to the last `)` (names may hold parentheses, as Java method
+            // signatures do), unless a value part follows it: `)=` after a write's target,
+            // `)->` after a read's (the first such, since an expression may hold `)`).
+            let value_at = match name {
+                b"w" | b"vw" => memchr::memmem::find(&opfield[open..], b")="),
+                b"r" | b"vr" => memchr::memmem::find(&opfield[open..], b")->"),
+                _ => None,
+            };
+            let close = match value_at {
+                Some(c) => Some(open + c),
+                None => opfield.iter().rposition(|&b| b == b')'),
+            };
+            let Some(close) = close.filter(|&c| c > open && (value_at.is_some() || c + 1 == opfield.len())) else {
                 return Err(Error::syntax(format!(
                     "operation `{}` has `(` without a closing `)`",
-                    String::from_utf8_lossy(opfield)
+                    super::lines::shown(opfield)
                 )));
-            }
+            };
             (
-                &opfield[..open],
-                Some(&opfield[open + 1..opfield.len() - 1]),
+                name,
+                Some(&opfield[open + 1..close]),
+                &opfield[close + 1..],
             )
         }
-        None => (opfield, None),
+        None => (opfield, None, &opfield[opfield.len()..]),
     };
     let Some(op) = Op::from_std_name(opname) else {
         return Err(Error::new(ErrorKind::UnknownOp(
-            String::from_utf8_lossy(opname).into_owned(),
+            super::lines::shown(opname),
         )));
+    };
+    let part = match (op, arg) {
+        (Op::Local, Some(a)) => ValuePart::Let(a),
+        (Op::Branch, Some(a)) => ValuePart::Cond(a),
+        (Op::Local | Op::Branch, None) => {
+            return Err(Error::syntax(format!(
+                "operation `{op}` needs an argument: `let(REG=EXPR)` or `br(COND)`"
+            )));
+        }
+        _ => value_suffix(op, suffix)?,
     };
 
     let thread_id = if super::lines::same_bytes(last_thread, thread) {
@@ -111,6 +177,7 @@ fn parse_line(
     };
 
     let target = match arg {
+        _ if op.is_value_op() => u32::MAX,
         None if op.target_optional() => u32::MAX,
         None => {
             return Err(Error::syntax(format!(
@@ -146,7 +213,35 @@ fn parse_line(
         }
     };
     let loc = LocId(names.locs.intern(loc));
-    Ok(Event::new(thread_id, op, target, loc))
+    Ok((Event::new(thread_id, op, target, loc), part, alt))
+}
+
+/// The value part after `OP(TARGET)`: `=EXPR` for writes, `->REG[=VALUE]` for reads.
+#[inline]
+fn value_suffix(op: Op, suffix: &[u8]) -> Result<ValuePart<'_>> {
+    if suffix.is_empty() {
+        return Ok(ValuePart::None);
+    }
+    match op {
+        Op::Write | Op::VolatileWrite => {
+            if let Some(e) = suffix.strip_prefix(b"=") {
+                return Ok(ValuePart::Written(e));
+            }
+        }
+        Op::Read | Op::VolatileRead => {
+            if let Some(r) = suffix.strip_prefix(b"->") {
+                return Ok(match find_byte(r, b'=') {
+                    Some(eq) => ValuePart::ReadInto(&r[..eq], Some(&r[eq + 1..])),
+                    None => ValuePart::ReadInto(r, None),
+                });
+            }
+        }
+        _ => {}
+    }
+    Err(Error::syntax(format!(
+        "unexpected `{}` after `{op}(…)` (values: `w(x)=EXPR`, `r(x)->REG=VALUE`)",
+        super::lines::shown(suffix)
+    )))
 }
 
 #[cfg(test)]

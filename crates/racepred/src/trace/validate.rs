@@ -105,7 +105,9 @@ impl Validator {
             | Op::Signal
             | Op::Wait
             | Op::Begin
-            | Op::End => true,
+            | Op::End
+            | Op::Local
+            | Op::Branch => true,
             Op::Acquire | Op::Release => match self.locks.get_mut(ev.target as usize) {
                 Some(ls) if ls.holder == Some(ev.thread) && ls.depth > 0 => {
                     if ev.op == Op::Acquire {
@@ -291,7 +293,9 @@ impl Validator {
             | Op::Signal
             | Op::Wait
             | Op::Begin
-            | Op::End => {}
+            | Op::End
+            | Op::Local
+            | Op::Branch => {}
         }
         out
     }

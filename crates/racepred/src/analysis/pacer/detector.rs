@@ -1282,7 +1282,7 @@ impl Detector {
                 let (h, ve) = (self.conds[c].clock, self.conds[c].vepoch);
                 self.join_into_thread(t, h, ve);
             }
-            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End | Op::Local | Op::Branch => {}
         }
         false
     }

@@ -274,7 +274,7 @@ impl Phase1 {
                     self.receive_tmp(i, t);
                 }
             }
-            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End => {}
+            Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End | Op::Local | Op::Branch => {}
         }
     }
 

@@ -1,0 +1,693 @@
+//! Value-level traces: the STD extension of RECIPE (`papers/recipe-relaxed-sound.txt` §II–IV).
+//!
+//! A value trace is an STD trace whose events may carry values:
+//!
+//! ```text
+//! T1|w(x)=1|2            write the value of an expression
+//! T2|r(y)->a=5|4         read y into register a; 5 is the value observed
+//! T2|let(b=a*2+1)|5      local computation into register b
+//! T2|br(a>2)|4           a branch whose condition held (br(!(a>2)) if it did not)
+//! T2|w(x)=b|6            expressions over the thread's registers and i64 constants
+//! T2|alt(4)|r(x)->c|7    a line of the alternative path of T2's branch at location 4
+//! ```
+//!
+//! Expressions: i64 constants, register names, `+ - * / % & | ^ << >>`, comparisons
+//! `< <= > >= == !=`, `&& || !`, unary `-` and parentheses, with C precedence. Arithmetic
+//! wraps (two's complement, as the SMT encoding's 64-bit vectors); `x / 0` and `x % 0` are 0;
+//! shift amounts are taken modulo 64; comparisons and logical operators give 0 or 1, and a
+//! condition holds when it is not 0. Registers are local to their thread.
+//!
+//! `alt(L)` lines are not events of the trace: they are the path the thread would have taken
+//! had its latest earlier branch at location `L` gone the other way (RECIPE §IV; the paper
+//! obtains them by symbolic execution, a value trace carries them). Reads on an alternative
+//! path may omit the observed value (`r(x)->c`), since they were never executed.
+//!
+//! A plain STD trace is a value trace without values: a read without a register keeps, for
+//! the SMT analyses, the write it read from in the trace, as if a branch needed its value.
+//! The streaming readers accept the extension and drop the values (every analysis but the
+//! SMT predictor ignores them); [`ValueTrace::parse`] keeps them.
+
+use std::fmt;
+
+use super::lines::{is_skippable, trim};
+use super::std_format::{parse_line, ValuePart};
+use super::{Event, Interner, Names, Op, Trace};
+use crate::error::{Error, Position, Result};
+
+/// A unary operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+/// A binary operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinOp {
+    /// The operator's spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+
+    /// C precedence (higher binds tighter).
+    fn precedence(self) -> u8 {
+        match self {
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 10,
+            BinOp::Add | BinOp::Sub => 9,
+            BinOp::Shl | BinOp::Shr => 8,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 7,
+            BinOp::Eq | BinOp::Ne => 6,
+            BinOp::BitAnd => 5,
+            BinOp::BitXor => 4,
+            BinOp::BitOr => 3,
+            BinOp::And => 2,
+            BinOp::Or => 1,
+        }
+    }
+
+    /// The concrete semantics (the SMT encoding mirrors it on 64-bit vectors).
+    pub fn apply(self, a: i64, b: i64) -> i64 {
+        match self {
+            BinOp::Add => a.wrapping_add(b),
+            BinOp::Sub => a.wrapping_sub(b),
+            BinOp::Mul => a.wrapping_mul(b),
+            BinOp::Div => {
+                if b == 0 {
+                    0
+                } else {
+                    a.wrapping_div(b)
+                }
+            }
+            BinOp::Rem => {
+                if b == 0 {
+                    0
+                } else {
+                    a.wrapping_rem(b)
+                }
+            }
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
+            BinOp::BitXor => a ^ b,
+            BinOp::Shl => a.wrapping_shl((b & 63) as u32),
+            BinOp::Shr => a.wrapping_shr((b & 63) as u32),
+            BinOp::Lt => (a < b) as i64,
+            BinOp::Le => (a <= b) as i64,
+            BinOp::Gt => (a > b) as i64,
+            BinOp::Ge => (a >= b) as i64,
+            BinOp::Eq => (a == b) as i64,
+            BinOp::Ne => (a != b) as i64,
+            BinOp::And => (a != 0 && b != 0) as i64,
+            BinOp::Or => (a != 0 || b != 0) as i64,
+        }
+    }
+}
+
+/// An expression over a thread's registers (ids into [`ValueTrace::regs`]) and constants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    Const(i64),
+    Reg(u32),
+    Un(UnOp, Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// Evaluates with `reg` giving each register's value (`None`: undefined, and so is the
+    /// result).
+    pub fn eval(&self, reg: &impl Fn(u32) -> Option<i64>) -> Option<i64> {
+        Some(match self {
+            Expr::Const(c) => *c,
+            Expr::Reg(r) => reg(*r)?,
+            Expr::Un(UnOp::Neg, e) => e.eval(reg)?.wrapping_neg(),
+            Expr::Un(UnOp::Not, e) => (e.eval(reg)? == 0) as i64,
+            Expr::Bin(op, a, b) => op.apply(a.eval(reg)?, b.eval(reg)?),
+        })
+    }
+
+    /// Every register the expression reads.
+    pub fn registers(&self, out: &mut Vec<u32>) {
+        match self {
+            Expr::Const(_) => {}
+            Expr::Reg(r) => out.push(*r),
+            Expr::Un(_, e) => e.registers(out),
+            Expr::Bin(_, a, b) => {
+                a.registers(out);
+                b.registers(out);
+            }
+        }
+    }
+
+    /// Displays the expression with register names from `regs`.
+    pub fn display<'a>(&'a self, regs: &'a Interner) -> impl fmt::Display + 'a {
+        ExprDisplay { e: self, regs }
+    }
+}
+
+struct ExprDisplay<'a> {
+    e: &'a Expr,
+    regs: &'a Interner,
+}
+
+impl fmt::Display for ExprDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sub = |e| ExprDisplay { e, regs: self.regs };
+        match self.e {
+            Expr::Const(c) => write!(f, "{c}"),
+            Expr::Reg(r) => f.write_str(self.regs.name(*r)),
+            Expr::Un(UnOp::Neg, e) => write!(f, "-({})", sub(e)),
+            Expr::Un(UnOp::Not, e) => write!(f, "!({})", sub(e)),
+            Expr::Bin(op, a, b) => write!(f, "({}{}{})", sub(a), op.symbol(), sub(b)),
+        }
+    }
+}
+
+/// Parses an expression, interning register names into `regs`.
+pub fn parse_expr(s: &[u8], regs: &mut Interner) -> Result<Expr> {
+    let mut p = Parser { s, i: 0, regs };
+    let e = p.expr(0)?;
+    p.skip_ws();
+    if p.i != s.len() {
+        return Err(p.error("unexpected text after the expression"));
+    }
+    Ok(e)
+}
+
+struct Parser<'a, 'r> {
+    s: &'a [u8],
+    i: usize,
+    regs: &'r mut Interner,
+}
+
+impl Parser<'_, '_> {
+    fn error(&self, what: &str) -> Error {
+        let shown: String = String::from_utf8_lossy(self.s).chars().take(80).collect();
+        Error::syntax(format!(
+            "bad expression `{shown}`: {what} at column {}",
+            self.i + 1
+        ))
+    }
+
+    fn skip_ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn peek_binop(&mut self) -> Option<(BinOp, usize)> {
+        self.skip_ws();
+        let rest = &self.s[self.i..];
+        let two: &[(&[u8], BinOp)] = &[
+            (b"<<", BinOp::Shl),
+            (b">>", BinOp::Shr),
+            (b"<=", BinOp::Le),
+            (b">=", BinOp::Ge),
+            (b"==", BinOp::Eq),
+            (b"!=", BinOp::Ne),
+            (b"&&", BinOp::And),
+            (b"||", BinOp::Or),
+        ];
+        for (sym, op) in two {
+            if rest.starts_with(sym) {
+                return Some((*op, 2));
+            }
+        }
+        let op = match rest.first()? {
+            b'+' => BinOp::Add,
+            b'-' => BinOp::Sub,
+            b'*' => BinOp::Mul,
+            b'/' => BinOp::Div,
+            b'%' => BinOp::Rem,
+            b'&' => BinOp::BitAnd,
+            b'|' => BinOp::BitOr,
+            b'^' => BinOp::BitXor,
+            b'<' => BinOp::Lt,
+            b'>' => BinOp::Gt,
+            _ => return None,
+        };
+        Some((op, 1))
+    }
+
+    /// Precedence climbing: operators of precedence above `min`.
+    fn expr(&mut self, min: u8) -> Result<Expr> {
+        let mut lhs = self.unary()?;
+        while let Some((op, len)) = self.peek_binop() {
+            if op.precedence() <= min {
+                break;
+            }
+            self.i += len;
+            let rhs = self.expr(op.precedence())?;
+            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<Expr> {
+        self.skip_ws();
+        match self.s.get(self.i) {
+            None => Err(self.error("expected a value")),
+            Some(b'!') => {
+                self.i += 1;
+                Ok(Expr::Un(UnOp::Not, Box::new(self.unary()?)))
+            }
+            Some(b'-') => {
+                self.i += 1;
+                // `-5` is a constant (so that i64::MIN can be written).
+                if self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
+                    return self.number(true);
+                }
+                Ok(Expr::Un(UnOp::Neg, Box::new(self.unary()?)))
+            }
+            Some(b'(') => {
+                self.i += 1;
+                let e = self.expr(0)?;
+                self.skip_ws();
+                if self.s.get(self.i) != Some(&b')') {
+                    return Err(self.error("expected `)`"));
+                }
+                self.i += 1;
+                Ok(e)
+            }
+            Some(c) if c.is_ascii_digit() => self.number(false),
+            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+                let start = self.i;
+                while self.i < self.s.len()
+                    && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+                {
+                    self.i += 1;
+                }
+                Ok(Expr::Reg(self.regs.intern(&self.s[start..self.i])))
+            }
+            Some(_) => Err(self.error("expected a number, a register or `(`")),
+        }
+    }
+
+    fn number(&mut self, negative: bool) -> Result<Expr> {
+        let start = self.i;
+        while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
+            self.i += 1;
+        }
+        let digits = std::str::from_utf8(&self.s[start..self.i]).expect("ASCII digits");
+        let text = if negative {
+            format!("-{digits}")
+        } else {
+            digits.to_string()
+        };
+        text.parse::<i64>()
+            .map(Expr::Const)
+            .map_err(|_| self.error("number out of the i64 range"))
+    }
+}
+
+/// Parses a register name (`[A-Za-z_][A-Za-z0-9_]*`).
+fn parse_reg(s: &[u8], regs: &mut Interner) -> Result<u32> {
+    let s = trim(s);
+    let ok = !s.is_empty()
+        && (s[0].is_ascii_alphabetic() || s[0] == b'_')
+        && s.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_');
+    if !ok {
+        return Err(Error::syntax(format!(
+            "bad register name `{}` (letters, digits and `_`, not starting with a digit)",
+            String::from_utf8_lossy(&s[..s.len().min(64)])
+        )));
+    }
+    Ok(regs.intern(s))
+}
+
+/// The value part of one event.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Ann {
+    /// No value (a plain access, or an event that has none).
+    #[default]
+    None,
+    /// `w(x)=EXPR`: the value written.
+    Write(Expr),
+    /// `r(x)->reg=V`: the register read into and the value observed (`None` on an
+    /// alternative path, which never ran).
+    Read { reg: u32, observed: Option<i64> },
+    /// `let(reg=EXPR)`.
+    Let { reg: u32, expr: Expr },
+    /// `br(COND)`: COND held.
+    Branch(Expr),
+}
+
+/// Parses the value part of an event (what [`parse_line`] split off).
+pub(crate) fn parse_ann(part: ValuePart<'_>, regs: &mut Interner) -> Result<Ann> {
+    Ok(match part {
+        ValuePart::None => Ann::None,
+        ValuePart::Written(e) => Ann::Write(parse_expr(e, regs)?),
+        ValuePart::ReadInto(reg, val) => Ann::Read {
+            reg: parse_reg(reg, regs)?,
+            observed: match val {
+                None => None,
+                Some(v) => Some(
+                    std::str::from_utf8(trim(v))
+                        .ok()
+                        .and_then(|v| v.parse::<i64>().ok())
+                        .ok_or_else(|| {
+                            Error::syntax(format!(
+                                "observed value `{}` is not an i64",
+                                String::from_utf8_lossy(&v[..v.len().min(64)])
+                            ))
+                        })?,
+                ),
+            },
+        },
+        ValuePart::Let(arg) => {
+            let Some(eq) = arg.iter().position(|&b| b == b'=') else {
+                return Err(Error::syntax("expected `let(REG=EXPR)`"));
+            };
+            Ann::Let {
+                reg: parse_reg(&arg[..eq], regs)?,
+                expr: parse_expr(&arg[eq + 1..], regs)?,
+            }
+        }
+        ValuePart::Cond(arg) => Ann::Branch(parse_expr(arg, regs)?),
+    })
+}
+
+/// The alternative path of one recorded branch (RECIPE §IV).
+#[derive(Clone, Debug, Default)]
+pub struct AltPath {
+    /// Index of the branch event in the trace.
+    pub branch: usize,
+    pub events: Vec<Event>,
+    pub anns: Vec<Ann>,
+    /// Line of each alternative event in the file.
+    pub lines: Vec<u64>,
+}
+
+/// A value trace in memory: the events (as any reader gives them), their values and the
+/// alternative paths of their branches.
+#[derive(Clone, Debug, Default)]
+pub struct ValueTrace {
+    pub trace: Trace,
+    /// One per event of `trace`.
+    pub anns: Vec<Ann>,
+    /// Register names.
+    pub regs: Interner,
+    /// Alternative paths, sorted by branch index, at most one per branch.
+    pub alts: Vec<AltPath>,
+}
+
+impl ValueTrace {
+    /// A plain trace as a value trace without values.
+    pub fn from_trace(trace: Trace) -> ValueTrace {
+        let anns = vec![Ann::None; trace.len()];
+        ValueTrace {
+            trace,
+            anns,
+            regs: Interner::default(),
+            alts: Vec::new(),
+        }
+    }
+
+    /// True when some event carries a value or a branch has an alternative path.
+    pub fn has_values(&self) -> bool {
+        !self.alts.is_empty() || self.anns.iter().any(|a| *a != Ann::None)
+    }
+
+    /// Parses STD text with the value extension. Errors name the line.
+    pub fn parse(text: &[u8]) -> Result<ValueTrace> {
+        let mut vt = ValueTrace::default();
+        let mut names = Names::new();
+        let mut addrs = Vec::new();
+        let mut last_thread = Vec::new();
+        let mut last_thread_id = super::ThreadId::NONE;
+        let mut byte = 0u64;
+        for (lineno, raw) in text.split(|&b| b == b'\n').enumerate() {
+            let lineno = lineno as u64 + 1;
+            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let pos = Position {
+                line: lineno,
+                byte,
+                event: Some(vt.trace.events.len() as u64),
+            };
+            let at = move |e: Error| e.at(pos);
+            byte += raw.len() as u64 + 1;
+            if line.is_empty() || is_skippable(line) {
+                continue;
+            }
+            let (ev, part, alt) = parse_line(
+                line,
+                &mut names,
+                &mut addrs,
+                &mut last_thread,
+                &mut last_thread_id,
+            )
+            .map_err(at)?;
+            let ann = parse_ann(part, &mut vt.regs).map_err(at)?;
+            if let Some(alt_loc) = alt {
+                // The latest earlier branch of this thread at that location.
+                let loc = names.locs.get(std::str::from_utf8(alt_loc).unwrap_or(""));
+                let branch = loc.and_then(|loc| {
+                    vt.trace.events.iter().rposition(|e| {
+                        e.thread == ev.thread && e.op == Op::Branch && e.loc.0 == loc
+                    })
+                });
+                let Some(branch) = branch else {
+                    return Err(at(Error::syntax(format!(
+                        "`alt({})` names no earlier branch of this thread at that location",
+                        String::from_utf8_lossy(&alt_loc[..alt_loc.len().min(64)])
+                    ))));
+                };
+                if vt.alts.last().is_none_or(|a| a.branch != branch) {
+                    if vt.alts.iter().any(|a| a.branch == branch) {
+                        return Err(at(Error::syntax(
+                            "the alternative path of a branch must be given in one run of lines",
+                        )));
+                    }
+                    vt.alts.push(AltPath {
+                        branch,
+                        ..AltPath::default()
+                    });
+                }
+                let a = vt.alts.last_mut().expect("pushed above");
+                a.events.push(ev);
+                a.anns.push(ann);
+                a.lines.push(lineno);
+                continue;
+            }
+            if matches!(ann, Ann::Read { observed: None, .. }) {
+                return Err(at(Error::syntax(
+                    "a read of the trace must say the value it observed: `r(x)->reg=VALUE`",
+                )));
+            }
+            vt.trace.events.push(ev);
+            vt.trace.lines.push(lineno);
+            vt.anns.push(ann);
+        }
+        vt.alts.sort_by_key(|a| a.branch);
+        vt.trace.names = names;
+        Ok(vt)
+    }
+
+    /// The concrete run of the trace as recorded: the value of every write (where known)
+    /// and the initial value of every variable that some read observed before any write.
+    /// Checks that reads observe what the last write wrote and that branches hold.
+    pub fn concrete(&self) -> Result<Concrete> {
+        let nv = self.trace.num_vars();
+        let mut c = Concrete {
+            write_value: vec![None; self.trace.len()],
+            init: vec![None; nv],
+        };
+        let mut last_write: Vec<Option<usize>> = vec![None; nv];
+        let mut regs: rustc_hash::FxHashMap<(u32, u32), i64> = Default::default();
+        for (i, ev) in self.trace.events.iter().enumerate() {
+            let t = ev.thread.0;
+            let at = |e: Error| {
+                e.at(Position {
+                    line: self.trace.lines.get(i).copied().unwrap_or(0),
+                    byte: 0,
+                    event: Some(i as u64),
+                })
+            };
+            let env = |r: u32| regs.get(&(t, r)).copied();
+            match (&self.anns[i], ev.op) {
+                (Ann::Write(e), Op::Write | Op::VolatileWrite) => {
+                    c.write_value[i] = e.eval(&env);
+                    last_write[ev.target as usize] = Some(i);
+                }
+                (Ann::None, Op::Write | Op::VolatileWrite) => {
+                    last_write[ev.target as usize] = Some(i);
+                }
+                (Ann::Read { reg, observed }, Op::Read | Op::VolatileRead) => {
+                    let v = observed.expect("trace reads carry their value");
+                    let slot = match last_write[ev.target as usize] {
+                        Some(w) => &mut c.write_value[w],
+                        None => &mut c.init[ev.target as usize],
+                    };
+                    match *slot {
+                        Some(w) if w != v => {
+                            return Err(at(Error::invalid(format!(
+                                "the read observed {v} but the last write to its variable wrote {w}"
+                            ))))
+                        }
+                        // A write without an expression wrote what its readers saw.
+                        _ => *slot = Some(v),
+                    }
+                    regs.insert((t, *reg), v);
+                }
+                (Ann::Let { reg, expr }, Op::Local) => {
+                    let Some(v) = expr.eval(&env) else {
+                        return Err(at(Error::invalid(
+                            "the expression uses a register the thread has not set",
+                        )));
+                    };
+                    regs.insert((t, *reg), v);
+                }
+                (Ann::Branch(cond), Op::Branch) => match cond.eval(&env) {
+                    None => {
+                        return Err(at(Error::invalid(
+                            "the condition uses a register the thread has not set",
+                        )))
+                    }
+                    Some(0) => {
+                        return Err(at(Error::invalid(
+                            "the branch condition does not hold with the values of the trace",
+                        )))
+                    }
+                    Some(_) => {}
+                },
+                _ => {}
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// What [`ValueTrace::concrete`] computed.
+#[derive(Clone, Debug)]
+pub struct Concrete {
+    /// Per event: the value a write wrote (`None` for other events and for writes whose value
+    /// nobody observed and no expression gives).
+    pub write_value: Vec<Option<i64>>,
+    /// Per variable: its initial value, if a read observed it before any write.
+    pub init: Vec<Option<i64>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: &str) -> i64 {
+        let mut regs = Interner::default();
+        let a = regs.intern(b"a");
+        let e = parse_expr(s.as_bytes(), &mut regs).unwrap();
+        e.eval(&|r| (r == a).then_some(5)).unwrap()
+    }
+
+    #[test]
+    fn expressions_follow_c_precedence() {
+        assert_eq!(ev("1+2*3"), 7);
+        assert_eq!(ev("(1+2)*3"), 9);
+        assert_eq!(ev("a*2+1"), 11);
+        assert_eq!(ev("a>2"), 1);
+        assert_eq!(ev("!(a>2)"), 0);
+        assert_eq!(ev("a>2 && a<4 || a==5"), 1);
+        assert_eq!(ev("1<<3>>1"), 4);
+        assert_eq!(ev("7/0"), 0);
+        assert_eq!(ev("-7%3"), -1);
+        assert_eq!(ev("-a"), -5);
+        assert_eq!(ev("-9223372036854775808"), i64::MIN);
+        assert_eq!(ev("9223372036854775807+1"), i64::MIN);
+        assert_eq!(ev("6&3|8^1"), 11);
+        assert_eq!(ev("1 << 65"), 2);
+    }
+
+    #[test]
+    fn bad_expressions_are_errors() {
+        let mut regs = Interner::default();
+        for s in ["", "1+", "(1", "1)", "a b", "99999999999999999999", "#"] {
+            assert!(parse_expr(s.as_bytes(), &mut regs).is_err(), "{s:?}");
+        }
+    }
+
+    const FIG1: &str = "\
+T0|w(x)=0|0
+T0|w(y)=0|0
+T0|fork(T1)|0
+T0|fork(T2)|0
+T1|w(y)=3|1
+T1|w(x)=1|2
+T1|w(y)=5|3
+T2|r(y)->a=5|4
+T2|br(a>2)|4
+T2|r(x)->b=1|5
+T2|alt(4)|r(x)->c|7
+";
+
+    #[test]
+    fn parses_values_and_alternative_paths() {
+        let vt = ValueTrace::parse(FIG1.as_bytes()).unwrap();
+        assert_eq!(vt.trace.len(), 10);
+        assert_eq!(vt.trace.events[8].op, Op::Branch);
+        assert!(matches!(vt.anns[7], Ann::Read { observed: Some(5), .. }));
+        assert_eq!(vt.alts.len(), 1);
+        assert_eq!(vt.alts[0].branch, 8);
+        assert_eq!(vt.alts[0].events[0].op, Op::Read);
+        assert_eq!(vt.alts[0].lines, vec![11]);
+        let c = vt.concrete().unwrap();
+        assert_eq!(c.write_value[4], Some(3));
+        assert_eq!(c.write_value[6], Some(5));
+    }
+
+    #[test]
+    fn inconsistent_values_are_errors() {
+        let bad = "T0|w(x)=1|1\nT0|r(x)->a=2|2\n";
+        let vt = ValueTrace::parse(bad.as_bytes()).unwrap();
+        let err = vt.concrete().unwrap_err().to_string();
+        assert!(err.starts_with("2:") && err.contains("observed 2"), "{err}");
+        let bad = "T0|r(x)->a=2|1\nT0|br(a>2)|2\n";
+        let vt = ValueTrace::parse(bad.as_bytes()).unwrap();
+        assert!(vt.concrete().unwrap_err().to_string().contains("does not hold"));
+        for bad in [
+            "T0|r(x)->a|1\n",
+            "T0|alt(9)|w(x)=1|1\n",
+            "T0|w(x)=1+|1\n",
+            "T0|r(x)->1a=2|1\n",
+            "T0|let(a)|1\n",
+        ] {
+            assert!(ValueTrace::parse(bad.as_bytes()).is_err(), "{bad:?}");
+        }
+    }
+}
