@@ -8,7 +8,8 @@
 //! - [`analysis`]: one module per analysis behind the [`analysis::Analysis`] trait;
 //! - [`report`]: race reports as plain data and their text / JSON / SARIF forms;
 //! - [`oracle`]: the exact, exhaustive checker for small traces;
-//! - [`gen`]: random well-formed traces for tests and benchmarks.
+//! - [`gen`]: random well-formed traces for tests and benchmarks;
+//! - [`witness`]: witness schedules of predicted races and their solver-independent replay.
 
 pub mod analysis;
 pub mod clock;
@@ -17,5 +18,6 @@ pub mod gen;
 pub mod oracle;
 pub mod report;
 pub mod trace;
+pub mod witness;
 
 pub use error::{Error, ErrorKind, Position, Result, Rule};
