@@ -1,0 +1,669 @@
+//! One window (or one alternative-path variant of it) as constraints, and the queries on it.
+//!
+//! See the crate doc for the encoding. Clauses that program order and fork/join already
+//! satisfy are not built: each event gets a vector clock of the must-happen-before order
+//! (program order, fork, join), and a clause with a disjunct that order implies is dropped.
+
+use std::time::Duration;
+
+use racepred::report::PairKind;
+use racepred::trace::values::{Ann, BinOp, Concrete, Expr, UnOp, ValueTrace};
+use racepred::trace::{Event, Op};
+use racepred::witness::{alt_base, Model, ReplayIndex};
+use rustc_hash::FxHashMap;
+use z3::ast::{Bool, Int, BV};
+use z3::{Params, SatResult, Solver};
+
+/// The state at a window's start: what the fixed prefix left behind.
+#[derive(Clone, Debug, Default)]
+pub struct PreState {
+    /// Re-entrant depth of each (thread, lock) held.
+    depth: FxHashMap<(u32, u32), u32>,
+    /// Latest write / vw / sig of each (space, object): its event number.
+    last: FxHashMap<(u8, u32), u64>,
+    /// Concrete register values.
+    regs: FxHashMap<(u32, u32), i64>,
+}
+
+impl PreState {
+    /// Runs events `[from, to)` of the trace as recorded.
+    pub fn advance(&mut self, vt: &ValueTrace, from: usize, to: usize) {
+        for i in from..to {
+            let ev = vt.trace.events[i];
+            let t = ev.thread.0;
+            match ev.op {
+                Op::Acquire => *self.depth.entry((t, ev.target)).or_insert(0) += 1,
+                Op::Release => {
+                    if let Some(d) = self.depth.get_mut(&(t, ev.target)) {
+                        *d = d.saturating_sub(1);
+                    }
+                }
+                Op::Write | Op::VolatileWrite | Op::Signal => {
+                    self.last.insert((space(ev.op), ev.target), i as u64);
+                }
+                _ => {}
+            }
+            match &vt.anns[i] {
+                Ann::Read {
+                    reg,
+                    observed: Some(v),
+                } => {
+                    self.regs.insert((t, *reg), *v);
+                }
+                Ann::Let { reg, expr } => {
+                    let regs = &self.regs;
+                    if let Some(v) = expr.eval(&|r| regs.get(&(t, r)).copied()) {
+                        self.regs.insert((t, *reg), v);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn space(op: Op) -> u8 {
+    match op {
+        Op::Read | Op::Write => 0,
+        Op::VolatileRead | Op::VolatileWrite => 1,
+        _ => 2,
+    }
+}
+
+/// Where a read that keeps its write reads from.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Node(usize),
+    /// The write before the window (or the initial value).
+    Before,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ReadKind {
+    SameWrite(Src),
+    SameValue(i64),
+    Relaxed,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Section {
+    thread: u32,
+    acq: Option<usize>,
+    rel: Option<usize>,
+}
+
+/// A window as nodes and relations, before any solver is involved.
+pub struct Problem<'a> {
+    model: Model,
+    /// Event numbers (alternative-path events from the trace's length on).
+    num: Vec<u64>,
+    ev: Vec<Event>,
+    ann: Vec<&'a Ann>,
+    is_alt: Vec<bool>,
+    prev: Vec<Option<usize>>,
+    thread_nodes: FxHashMap<u32, Vec<usize>>,
+    fork_node: FxHashMap<u32, usize>,
+    /// Must-happen-before clocks.
+    vc: Vec<FxHashMap<u32, u32>>,
+    tclock: Vec<u32>,
+    lockset: Vec<Vec<u32>>,
+    sections: FxHashMap<u32, Vec<Section>>,
+    writes: FxHashMap<(u8, u32), Vec<usize>>,
+    reads: Vec<(usize, ReadKind)>,
+    /// Concrete value of each node's write where known.
+    write_value: Vec<Option<i64>>,
+    /// Value of each (space, object) at the window start, where known.
+    pre_value: FxHashMap<(u8, u32), Option<i64>>,
+    pre_regs: &'a FxHashMap<(u32, u32), i64>,
+    negated: Option<usize>,
+    /// Candidate pairs dropped before asking.
+    pub pruned: u64,
+}
+
+impl<'a> Problem<'a> {
+    /// The window `[ws, we)` of `vt`, with alternative path `alt` spliced in if given.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        vt: &'a ValueTrace,
+        concrete: &Concrete,
+        ix: &ReplayIndex,
+        pre: &'a PreState,
+        ws: usize,
+        we: usize,
+        alt: Option<usize>,
+        model: Model,
+    ) -> Problem<'a> {
+        let mut p = Problem {
+            model,
+            num: Vec::new(),
+            ev: Vec::new(),
+            ann: Vec::new(),
+            is_alt: Vec::new(),
+            prev: Vec::new(),
+            thread_nodes: Default::default(),
+            fork_node: Default::default(),
+            vc: Vec::new(),
+            tclock: Vec::new(),
+            lockset: Vec::new(),
+            sections: Default::default(),
+            writes: Default::default(),
+            reads: Vec::new(),
+            write_value: Vec::new(),
+            pre_value: Default::default(),
+            pre_regs: &pre.regs,
+            negated: None,
+            pruned: 0,
+        };
+        let cut = alt.map(|a| {
+            let b = vt.alts[a].branch;
+            (vt.trace.events[b].thread, b)
+        });
+        let push = |p: &mut Problem<'a>, n: u64, ev: Event, ann: &'a Ann, is_alt: bool| {
+            p.num.push(n);
+            p.ev.push(ev);
+            p.ann.push(ann);
+            p.is_alt.push(is_alt);
+        };
+        for i in ws..we {
+            let ev = vt.trace.events[i];
+            if let Some((t, b)) = cut {
+                if ev.thread == t && i > b {
+                    continue;
+                }
+            }
+            push(&mut p, i as u64, ev, &vt.anns[i], false);
+        }
+        if let Some(a) = alt {
+            let base = alt_base(vt, a);
+            let path = &vt.alts[a];
+            for (k, ev) in path.events.iter().enumerate() {
+                push(&mut p, base + k as u64, *ev, &path.anns[k], true);
+            }
+            p.negated = p.num.iter().position(|&n| n == path.branch as u64);
+        }
+        p.relations(concrete, ix, pre, ws);
+        p
+    }
+
+    fn relations(&mut self, concrete: &Concrete, ix: &ReplayIndex, pre: &PreState, ws: usize) {
+        let n = self.num.len();
+        self.prev = vec![None; n];
+        self.vc = Vec::with_capacity(n);
+        self.tclock = vec![0; n];
+        self.lockset = vec![Vec::new(); n];
+        self.write_value = vec![None; n];
+        let mut clocks: FxHashMap<u32, FxHashMap<u32, u32>> = Default::default();
+        let mut fork_vc: FxHashMap<u32, FxHashMap<u32, u32>> = Default::default();
+        let mut depth: FxHashMap<(u32, u32), u32> = pre.depth.clone();
+        let mut open: FxHashMap<(u32, u32), usize> = Default::default();
+        // Sections held at the window start.
+        for (&(t, l), &d) in &pre.depth {
+            if d > 0 {
+                let secs = self.sections.entry(l).or_default();
+                open.insert((t, l), secs.len());
+                secs.push(Section {
+                    thread: t,
+                    acq: None,
+                    rel: None,
+                });
+            }
+        }
+        let mut node_of: FxHashMap<u64, usize> = Default::default();
+        for i in 0..n {
+            node_of.insert(self.num[i], i);
+        }
+        for i in 0..n {
+            let ev = self.ev[i];
+            let t = ev.thread.0;
+            let nodes = self.thread_nodes.entry(t).or_default();
+            let first = nodes.is_empty();
+            self.prev[i] = nodes.last().copied();
+            nodes.push(i);
+            let c = clocks.entry(t).or_default();
+            if first {
+                if let Some(f) = fork_vc.get(&t) {
+                    join_into(c, f);
+                }
+            }
+            let tick = c.entry(t).or_insert(0);
+            *tick += 1;
+            self.tclock[i] = *tick;
+            match ev.op {
+                Op::Fork => {
+                    self.fork_node.insert(ev.target, i);
+                    fork_vc.insert(ev.target, c.clone());
+                }
+                Op::Join => {
+                    if let Some(u) = clocks.get(&ev.target).cloned() {
+                        join_into(clocks.get_mut(&t).expect("own clock"), &u);
+                    }
+                }
+                _ => {}
+            }
+            self.vc.push(clocks[&t].clone());
+            // Locks held before this node, and critical sections.
+            self.lockset[i] = depth
+                .iter()
+                .filter(|(&(tt, _), &d)| tt == t && d > 0)
+                .map(|(&(_, l), _)| l)
+                .collect();
+            match ev.op {
+                Op::Acquire => {
+                    let d = depth.entry((t, ev.target)).or_insert(0);
+                    if *d == 0 {
+                        let secs = self.sections.entry(ev.target).or_default();
+                        open.insert((t, ev.target), secs.len());
+                        secs.push(Section {
+                            thread: t,
+                            acq: Some(i),
+                            rel: None,
+                        });
+                    }
+                    *d += 1;
+                }
+                Op::Release => {
+                    let d = depth.entry((t, ev.target)).or_insert(0);
+                    *d = d.saturating_sub(1);
+                    if *d == 0 {
+                        if let Some(k) = open.remove(&(t, ev.target)) {
+                            self.sections.get_mut(&ev.target).expect("open section")[k].rel =
+                                Some(i);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            // Data flow.
+            let key = (space(ev.op), ev.target);
+            match ev.op {
+                Op::Write | Op::VolatileWrite | Op::Signal => {
+                    self.writes.entry(key).or_default().push(i);
+                    if !self.is_alt[i] {
+                        self.write_value[i] = concrete.write_value[self.num[i] as usize];
+                    }
+                }
+                Op::Read | Op::VolatileRead | Op::Wait => {
+                    let kind = match (self.ann[i], self.is_alt[i], self.model) {
+                        (Ann::Read { .. }, true, _) => Some(ReadKind::Relaxed),
+                        (_, true, _) => None,
+                        (Ann::Read { observed: Some(v), .. }, false, Model::Maximal) => {
+                            Some(ReadKind::SameValue(*v))
+                        }
+                        (Ann::Read { .. }, false, Model::Relaxed) => Some(ReadKind::Relaxed),
+                        _ => {
+                            let src = ix.source(self.num[i] as usize);
+                            Some(ReadKind::SameWrite(match src {
+                                Some(w) if w >= ws as u64 => Src::Node(node_of[&w]),
+                                _ => Src::Before,
+                            }))
+                        }
+                    };
+                    if let Some(k) = kind {
+                        self.reads.push((i, k));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Values at the window start.
+        for &(i, _) in &self.reads {
+            let ev = self.ev[i];
+            let key = (space(ev.op), ev.target);
+            self.pre_value.entry(key).or_insert_with(|| match pre.last.get(&key) {
+                Some(&w) => concrete.write_value[w as usize],
+                None if key.0 == 2 => None,
+                None => concrete.init[ev.target as usize],
+            });
+        }
+    }
+
+    /// `a` must happen before `b` (program order, fork, join).
+    fn mhb(&self, a: usize, b: usize) -> bool {
+        let t = self.ev[a].thread.0;
+        a != b && self.vc[b].get(&t).is_some_and(|&c| c >= self.tclock[a])
+    }
+
+    /// Conflicting pairs worth asking about, in trace order (`alt_only`: with at least one
+    /// event of the alternative path).
+    pub fn candidates(&mut self, alt_only: bool) -> Vec<(usize, usize)> {
+        let mut by_var: FxHashMap<u32, Vec<usize>> = Default::default();
+        for i in 0..self.num.len() {
+            if self.ev[i].is_access() {
+                by_var.entry(self.ev[i].target).or_default().push(i);
+            }
+        }
+        let mut out = Vec::new();
+        for nodes in by_var.values() {
+            for (k, &a) in nodes.iter().enumerate() {
+                for &b in &nodes[k + 1..] {
+                    let (a, b) = if self.num[a] < self.num[b] { (a, b) } else { (b, a) };
+                    if !self.ev[a].conflicts_with(&self.ev[b]) {
+                        continue;
+                    }
+                    if alt_only && !self.is_alt[a] && !self.is_alt[b] {
+                        continue;
+                    }
+                    let shared_lock = self.lockset[a].iter().any(|l| self.lockset[b].contains(l));
+                    if self.mhb(a, b) || self.mhb(b, a) || shared_lock {
+                        self.pruned += 1;
+                        continue;
+                    }
+                    out.push((a, b));
+                }
+            }
+        }
+        out.sort_by_key(|&(a, b)| (self.num[a], self.num[b]));
+        out
+    }
+
+    /// The pair's (first location, second location, kind).
+    pub fn location_key(&self, (a, b): (usize, usize)) -> (u32, u32, u8) {
+        (
+            self.ev[a].loc.0,
+            self.ev[b].loc.0,
+            PairKind::of(&self.ev[a], &self.ev[b]) as u8,
+        )
+    }
+
+    /// The pair's event numbers.
+    pub fn race_numbers(&self, (a, b): (usize, usize)) -> (u64, u64) {
+        (self.num[a], self.num[b])
+    }
+
+    /// Builds the solver for this problem.
+    pub fn encode(&self) -> Session {
+        let solver = Solver::new();
+        let n = self.num.len();
+        let o: Vec<Int> = (0..n).map(|i| Int::new_const(format!("o{i}"))).collect();
+        let r = Int::new_const("R");
+        let inp = |i: usize| o[i].lt(&r);
+        // Program order, fork, join.
+        for nodes in self.thread_nodes.values() {
+            for w in nodes.windows(2) {
+                solver.assert(o[w[0]].lt(&o[w[1]]));
+            }
+        }
+        for (u, &f) in &self.fork_node {
+            if let Some(&first) = self.thread_nodes.get(u).and_then(|v| v.first()) {
+                solver.assert(o[f].lt(&o[first]));
+            }
+        }
+        for j in 0..n {
+            if self.ev[j].op == Op::Join {
+                let u = self.ev[j].target;
+                if let Some(&last) = self.thread_nodes.get(&u).and_then(|v| v.last()) {
+                    solver.assert(o[last].lt(&o[j]));
+                }
+                if let Some(&f) = self.fork_node.get(&u) {
+                    solver.assert(o[f].lt(&o[j]));
+                }
+            }
+        }
+        // Locks.
+        for secs in self.sections.values() {
+            for (k, s1) in secs.iter().enumerate() {
+                for s2 in &secs[k + 1..] {
+                    if s1.thread == s2.thread {
+                        continue;
+                    }
+                    let ordered = |x: &Section, y: &Section| match (x.rel, y.acq) {
+                        (Some(rx), Some(ay)) => self.mhb(rx, ay),
+                        _ => false,
+                    };
+                    if ordered(s1, s2) || ordered(s2, s1) {
+                        continue;
+                    }
+                    let mut clause: Vec<Bool> = Vec::new();
+                    for s in [s1, s2] {
+                        if let Some(a) = s.acq {
+                            clause.push(inp(a).not());
+                        }
+                    }
+                    for (x, y) in [(s1, s2), (s2, s1)] {
+                        if let (Some(rx), Some(ay)) = (x.rel, y.acq) {
+                            clause.push(o[rx].lt(&o[ay]));
+                        }
+                    }
+                    solver.assert(Bool::or(&clause));
+                }
+            }
+        }
+        // Values (RECIPE): registers in SSA form, per thread.
+        let mut val: Vec<Option<BV>> = vec![None; n];
+        let mut write_sym: Vec<Option<BV>> = vec![None; n];
+        if self.model == Model::Relaxed {
+            for (&t, nodes) in &self.thread_nodes {
+                let mut env: FxHashMap<u32, BV> = self
+                    .pre_regs
+                    .iter()
+                    .filter(|(&(tt, _), _)| tt == t)
+                    .map(|(&(_, reg), &v)| (reg, BV::from_i64(v, 64)))
+                    .collect();
+                for &i in nodes {
+                    match self.ann[i] {
+                        Ann::Read { reg, .. } => {
+                            let v = BV::new_const(format!("v{i}"), 64);
+                            env.insert(*reg, v.clone());
+                            val[i] = Some(v);
+                        }
+                        Ann::Let { reg, expr } => {
+                            let v = sym(expr, &env);
+                            env.insert(*reg, v);
+                        }
+                        Ann::Write(e) => write_sym[i] = Some(sym(e, &env)),
+                        Ann::Branch(c) => {
+                            let holds = sym(c, &env).eq(BV::from_i64(0, 64)).not();
+                            let want = if self.negated == Some(i) {
+                                holds.not()
+                            } else {
+                                holds
+                            };
+                            solver.assert(inp(i).implies(&want));
+                        }
+                        Ann::None => {}
+                    }
+                    if write_sym[i].is_none() && self.ev[i].op != Op::Signal {
+                        if let Some(v) = self.write_value[i] {
+                            write_sym[i] = Some(BV::from_i64(v, 64));
+                        }
+                    }
+                }
+            }
+        }
+        // Data flow.
+        let empty = Vec::new();
+        for &(rd, kind) in &self.reads {
+            let ev = self.ev[rd];
+            let key = (space(ev.op), ev.target);
+            let ws = self.writes.get(&key).unwrap_or(&empty);
+            // Read from node w: w before rd, no other write between.
+            let from = |w: usize| -> Option<Bool> {
+                if self.mhb(rd, w) || w == rd {
+                    return None;
+                }
+                let mut conj = vec![o[w].lt(&o[rd])];
+                for &w2 in ws {
+                    if w2 == w || self.mhb(w2, w) || self.mhb(rd, w2) {
+                        continue;
+                    }
+                    conj.push(Bool::or(&[o[w2].lt(&o[w]), o[w2].gt(&o[rd])]));
+                }
+                Some(Bool::and(&conj))
+            };
+            // Read the value at the window start: every write of the window after rd.
+            let before = || -> Option<Bool> {
+                let mut conj = Vec::new();
+                for &w2 in ws {
+                    if self.mhb(rd, w2) {
+                        continue;
+                    }
+                    if self.mhb(w2, rd) {
+                        return None;
+                    }
+                    conj.push(o[w2].gt(&o[rd]));
+                }
+                Some(Bool::and(&conj))
+            };
+            let pre_value = self.pre_value.get(&key).copied().flatten();
+            let options: Vec<Bool> = match kind {
+                ReadKind::SameWrite(Src::Node(w)) => from(w).into_iter().collect(),
+                ReadKind::SameWrite(Src::Before) => before().into_iter().collect(),
+                ReadKind::SameValue(v) => {
+                    let mut opts: Vec<Bool> = ws
+                        .iter()
+                        .filter(|&&w| self.write_value[w] == Some(v))
+                        .filter_map(|&w| from(w))
+                        .collect();
+                    if pre_value == Some(v) {
+                        opts.extend(before());
+                    }
+                    opts
+                }
+                ReadKind::Relaxed => {
+                    let me = val[rd].clone().expect("relaxed reads have a value variable");
+                    let mut opts: Vec<Bool> = ws
+                        .iter()
+                        .filter_map(|&w| {
+                            let wv = write_sym[w].as_ref()?;
+                            Some(Bool::and(&[from(w)?, me.eq(wv)]))
+                        })
+                        .collect();
+                    if let Some(v) = pre_value {
+                        if let Some(b) = before() {
+                            opts.push(Bool::and(&[b, me.eq(BV::from_i64(v, 64))]));
+                        }
+                    }
+                    opts
+                }
+            };
+            solver.assert(inp(rd).implies(&Bool::or(&options)));
+        }
+        // The alternative path's executed events run atomically at the negated branch.
+        if let Some(b) = self.negated {
+            let bt = self.ev[b].thread;
+            let alt_nodes: Vec<usize> = (0..n).filter(|&i| self.is_alt[i]).collect();
+            for x in 0..n {
+                if self.ev[x].thread == bt {
+                    continue;
+                }
+                for &a in &alt_nodes {
+                    if self.mhb(x, b) || self.mhb(a, x) {
+                        continue;
+                    }
+                    solver.assert(Bool::or(&[
+                        inp(x).not(),
+                        inp(a).not(),
+                        o[x].lt(&o[b]),
+                        o[x].gt(&o[a]),
+                    ]));
+                }
+            }
+        }
+        Session { solver, o, r }
+    }
+}
+
+fn join_into(c: &mut FxHashMap<u32, u32>, other: &FxHashMap<u32, u32>) {
+    for (&t, &v) in other {
+        let e = c.entry(t).or_insert(0);
+        *e = (*e).max(v);
+    }
+}
+
+/// An expression on 64-bit vectors, mirroring [`BinOp::apply`].
+fn sym(e: &Expr, env: &FxHashMap<u32, BV>) -> BV {
+    let zero = || BV::from_i64(0, 64);
+    let one = || BV::from_i64(1, 64);
+    let b2v = |b: Bool| b.ite(&one(), &zero());
+    match e {
+        Expr::Const(c) => BV::from_i64(*c, 64),
+        // A register the thread never set (only on an alternative path): unconstrained;
+        // the witness replay refuses a schedule that uses it.
+        Expr::Reg(r) => env
+            .get(r)
+            .cloned()
+            .unwrap_or_else(|| BV::fresh_const("unset", 64)),
+        Expr::Un(UnOp::Neg, a) => sym(a, env).bvneg(),
+        Expr::Un(UnOp::Not, a) => b2v(sym(a, env).eq(zero())),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (sym(a, env), sym(b, env));
+            let b_zero = b.eq(zero());
+            match op {
+                BinOp::Add => a.bvadd(&b),
+                BinOp::Sub => a.bvsub(&b),
+                BinOp::Mul => a.bvmul(&b),
+                BinOp::Div => b_zero.ite(&zero(), &a.bvsdiv(&b)),
+                BinOp::Rem => b_zero.ite(&zero(), &a.bvsrem(&b)),
+                BinOp::BitAnd => a.bvand(&b),
+                BinOp::BitOr => a.bvor(&b),
+                BinOp::BitXor => a.bvxor(&b),
+                BinOp::Shl => a.bvshl(&b.bvand(BV::from_i64(63, 64))),
+                BinOp::Shr => a.bvashr(&b.bvand(BV::from_i64(63, 64))),
+                BinOp::Lt => b2v(a.bvslt(&b)),
+                BinOp::Le => b2v(a.bvsle(&b)),
+                BinOp::Gt => b2v(a.bvsgt(&b)),
+                BinOp::Ge => b2v(a.bvsge(&b)),
+                BinOp::Eq => b2v(a.eq(&b)),
+                BinOp::Ne => b2v(a.eq(&b).not()),
+                BinOp::And => b2v(Bool::and(&[a.eq(zero()).not(), b.eq(zero()).not()])),
+                BinOp::Or => b2v(Bool::or(&[a.eq(zero()).not(), b.eq(zero()).not()])),
+            }
+        }
+    }
+}
+
+/// A solver answer.
+pub enum Answer {
+    /// The schedule: the prefix's event numbers in order.
+    Sat(Vec<u64>),
+    Unsat,
+    /// Timed out or gave up.
+    Unknown,
+}
+
+/// The solver of one problem; one query per candidate pair, each in a push/pop scope.
+pub struct Session {
+    solver: Solver,
+    o: Vec<Int>,
+    r: Int,
+}
+
+impl Session {
+    pub fn query(&mut self, p: &Problem<'_>, (a, b): (usize, usize), timeout: Duration) -> Answer {
+        let s = &self.solver;
+        let mut params = Params::new();
+        params.set_u32("timeout", timeout.as_millis().clamp(1, u32::MAX as u128) as u32);
+        s.set_params(&params);
+        s.push();
+        for x in [a, b] {
+            s.assert(self.o[x].ge(&self.r));
+            match p.prev[x] {
+                Some(q) => s.assert(self.o[q].lt(&self.r)),
+                None => {
+                    if let Some(&f) = p.fork_node.get(&p.ev[x].thread.0) {
+                        s.assert(self.o[f].lt(&self.r));
+                    }
+                }
+            }
+        }
+        let answer = match s.check() {
+            SatResult::Sat => {
+                let m = s.get_model().expect("a model after sat");
+                let get = |x: &Int| m.eval(x, true).and_then(|v| v.as_i64()).unwrap_or(0);
+                let r = get(&self.r);
+                let mut prefix: Vec<(i64, u64)> = (0..p.num.len())
+                    .filter_map(|i| {
+                        let v = get(&self.o[i]);
+                        (v < r).then_some((v, p.num[i]))
+                    })
+                    .collect();
+                prefix.sort_unstable();
+                Answer::Sat(prefix.into_iter().map(|(_, n)| n).collect())
+            }
+            SatResult::Unsat => Answer::Unsat,
+            SatResult::Unknown => Answer::Unknown,
+        };
+        s.pop(1);
+        answer
+    }
+}

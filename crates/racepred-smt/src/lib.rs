@@ -1,0 +1,306 @@
+//! Sound SMT-based race prediction: the maximal causal model and RECIPE's relaxation.
+//!
+//! Papers: J. Huang, P. O. Meredith, G. Roşu, *Maximal Sound Predictive Race Detection with
+//! Control Flow Abstraction*, PLDI 2014 (RV-Predict; the maximal causal model of Şerbănuţă,
+//! Chen and Roşu, RV 2012), and *RECIPE: Relaxed Sound Predictive Analysis*
+//! (`papers/recipe-relaxed-sound.txt`): §II–III value-level constraints, §IV unexplored
+//! branches.
+//!
+//! A window of the trace becomes constraints over one integer order variable `O_i` per event
+//! and one cut `R`: the events with `O_i < R` form the reordered prefix. Per thread the
+//! prefix is a prefix of the thread (program order `O_a < O_b`), a forked thread starts
+//! after its fork, a join follows the joined thread's last event. Only events in the prefix
+//! carry obligations (each constraint below is guarded by `O_i < R`):
+//!
+//! - **locks**: two critical sections of one lock in different threads whose acquires are
+//!   both in the prefix do not overlap (a section without release stays open);
+//! - **data flow**: a read reads the latest write before it in the order (or the value at the
+//!   window start). Under the maximal model ([`Model::Maximal`], `mcm`) every read keeps what
+//!   it read: the same write for a read without a value (plain STD traces, `vr`, `wait`), a
+//!   write of the same value for a read with one. Under RECIPE ([`Model::Relaxed`],
+//!   `recipe`) a read with a value may read any write whose value is known, the values flow
+//!   through the thread's registers (SSA per event, 64-bit vectors), and every branch in the
+//!   prefix must evaluate as recorded;
+//! - **race** `(e, f)`: `O_e ≥ R`, `O_f ≥ R` and their threads' previous events in the
+//!   prefix: both are enabled after the prefix (SPEC §2, the standard notion the oracle
+//!   computes).
+//!
+//! `recipe-alt` (§IV) also negates each branch that has an alternative path in the trace and
+//! continues the thread with that path, whose executed events run atomically at the branch,
+//! and asks for races of the path's events.
+//!
+//! Promise: every race reported comes with a witness schedule that
+//! [`racepred::witness::replay`] accepts (checked before the race is reported); on a plain
+//! trace that fits in one window, `mcm` reports exactly the oracle's predictable pairs.
+//! Windows (`--window`) fix the state at the window start: races across windows are not
+//! looked for. Queries that time out are counted, not reported.
+
+mod encode;
+
+use std::time::{Duration, Instant};
+
+use racepred::error::{Error, Result};
+use racepred::report::{RacePair, RaceReport, ReportKind};
+use racepred::trace::values::ValueTrace;
+use racepred::witness::{self, Model, ReplayIndex, Replayer, Witness};
+
+pub use encode::{PreState, Problem};
+
+/// Which SMT analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmtKind {
+    /// Maximal causal model (`mcm`).
+    Mcm,
+    /// RECIPE §III (`recipe`).
+    Recipe,
+    /// RECIPE §III–IV (`recipe-alt`).
+    RecipeAlt,
+}
+
+impl SmtKind {
+    pub const ALL: [SmtKind; 3] = [SmtKind::Mcm, SmtKind::Recipe, SmtKind::RecipeAlt];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SmtKind::Mcm => "mcm",
+            SmtKind::Recipe => "recipe",
+            SmtKind::RecipeAlt => "recipe-alt",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<SmtKind> {
+        SmtKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    pub fn model(self) -> Model {
+        match self {
+            SmtKind::Mcm => Model::Maximal,
+            SmtKind::Recipe | SmtKind::RecipeAlt => Model::Relaxed,
+        }
+    }
+}
+
+/// Settings of one run.
+#[derive(Clone, Debug)]
+pub struct SmtConfig {
+    pub kind: SmtKind,
+    /// Events per window.
+    pub window: usize,
+    /// Time limit of one solver query.
+    pub query_timeout: Duration,
+    /// Time limit of the whole run (`None`: none).
+    pub budget: Option<Duration>,
+    /// Query every candidate pair, not only until each location pair has a race.
+    pub all_pairs: bool,
+}
+
+impl SmtConfig {
+    pub const DEFAULT_WINDOW: usize = 10_000;
+    pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+    pub fn new(kind: SmtKind) -> SmtConfig {
+        SmtConfig {
+            kind,
+            window: SmtConfig::DEFAULT_WINDOW,
+            query_timeout: SmtConfig::DEFAULT_QUERY_TIMEOUT,
+            budget: None,
+            all_pairs: false,
+        }
+    }
+}
+
+/// Query counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub sat: u64,
+    pub unsat: u64,
+    pub timeout: u64,
+    /// Candidates not asked: their location pair already had a race, or the budget ran out.
+    pub skipped: u64,
+    /// Candidates never asked because program order, fork/join or a lock held across both
+    /// orders them.
+    pub pruned: u64,
+    /// Models whose witness did not replay (a bug if ever non-zero; such races are dropped).
+    pub replay_failed: u64,
+    pub windows: u64,
+}
+
+/// One race with its witness.
+#[derive(Clone, Debug)]
+pub struct SmtRace {
+    pub witness: Witness,
+}
+
+/// The result of one run.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Races in the order found.
+    pub races: Vec<SmtRace>,
+    pub counts: Counts,
+    /// True when the budget ran out before every candidate was asked.
+    pub out_of_budget: bool,
+    pub elapsed: Duration,
+}
+
+/// Predicts the races of a value trace (a plain trace: [`ValueTrace::from_trace`]).
+/// `progress` is called after every query.
+pub fn predict(
+    vt: &ValueTrace,
+    cfg: &SmtConfig,
+    mut progress: impl FnMut(&Counts),
+) -> Result<Outcome> {
+    if cfg.window == 0 {
+        return Err(Error::invalid("the window must hold at least one event"));
+    }
+    let concrete = vt.concrete()?;
+    let ix = ReplayIndex::new(vt);
+    let start = Instant::now();
+    let deadline = cfg.budget.map(|b| start + b);
+    let mut out = Outcome::default();
+    let mut found_locs: rustc_hash::FxHashSet<(u32, u32, u8)> = Default::default();
+    let mut snapshot = Replayer::new(vt, cfg.kind.model());
+    let mut pre = PreState::default();
+    let n = vt.trace.len();
+    let mut ws = 0usize;
+    loop {
+        let we = (ws + cfg.window).min(n);
+        out.counts.windows += 1;
+        // One problem for the window, then one per alternative path in it.
+        let mut variants: Vec<Option<usize>> = vec![None];
+        if cfg.kind == SmtKind::RecipeAlt {
+            variants.extend(
+                vt.alts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.branch >= ws && a.branch < we)
+                    .map(|(k, _)| Some(k)),
+            );
+        }
+        for alt in variants {
+            let mut problem =
+                Problem::build(vt, &concrete, &ix, &pre, ws, we, alt, cfg.kind.model());
+            let candidates = problem.candidates(alt.is_some());
+            out.counts.pruned += problem.pruned;
+            let mut session = None;
+            for c in candidates {
+                let loc_key = problem.location_key(c);
+                if !cfg.all_pairs && found_locs.contains(&loc_key) {
+                    out.counts.skipped += 1;
+                    continue;
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    out.counts.skipped += 1;
+                    out.out_of_budget = true;
+                    continue;
+                }
+                let timeout = match deadline {
+                    Some(d) => cfg
+                        .query_timeout
+                        .min(d.saturating_duration_since(Instant::now())),
+                    None => cfg.query_timeout,
+                };
+                let s = session.get_or_insert_with(|| problem.encode());
+                match s.query(&problem, c, timeout) {
+                    encode::Answer::Sat(schedule) => {
+                        let (e, f) = problem.race_numbers(c);
+                        let w = Witness {
+                            model: cfg.kind.model(),
+                            prefix: ws as u64,
+                            schedule,
+                            race: (e, f),
+                        };
+                        match witness::replay_from(vt, &concrete, &ix, snapshot.clone(), &w) {
+                            Ok(()) => {
+                                out.counts.sat += 1;
+                                found_locs.insert(loc_key);
+                                out.races.push(SmtRace { witness: w });
+                            }
+                            Err(_) => out.counts.replay_failed += 1,
+                        }
+                    }
+                    encode::Answer::Unsat => out.counts.unsat += 1,
+                    encode::Answer::Unknown => out.counts.timeout += 1,
+                }
+                progress(&out.counts);
+            }
+        }
+        if we >= n {
+            break;
+        }
+        snapshot.run_prefix(vt, &concrete, &ix, ws as u64, we as u64)?;
+        pre.advance(vt, ws, we);
+        ws = we;
+    }
+    out.elapsed = start.elapsed();
+    Ok(out)
+}
+
+/// The outcome as a race report (pairs; events of alternative paths are numbered from the
+/// trace's length on).
+pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
+    let mut r = RaceReport::new(cfg.kind.name(), ReportKind::Pairs);
+    r.events = vt.trace.len() as u64;
+    for race in &out.races {
+        let (e, f) = race.witness.race;
+        let ev = |n| match witness::resolve(vt, n) {
+            Some(witness::EventRef::Trace(i)) => vt.trace.events[i],
+            Some(witness::EventRef::Alt { alt, k }) => vt.alts[alt].events[k],
+            None => unreachable!("races name events of the trace"),
+        };
+        r.pairs.push(RacePair::new(e, ev(e), f, ev(f)));
+    }
+    r.normalize();
+    let c = &out.counts;
+    let what = match cfg.kind {
+        SmtKind::Mcm => "maximal causal model (every read keeps what it read)",
+        SmtKind::Recipe => "RECIPE: reads may read other values while every branch keeps its outcome",
+        SmtKind::RecipeAlt => {
+            "RECIPE with unexplored branches: each branch with an alternative path is also negated"
+        }
+    };
+    r.notes.push(format!(
+        "{what}; sound: every pair comes with a witness schedule that replays"
+    ));
+    r.notes.push(format!(
+        "queries: {} sat, {} unsat, {} timed out, {} skipped ({} pruned before asking); {} window(s) of {} events{}",
+        c.sat,
+        c.unsat,
+        c.timeout,
+        c.skipped,
+        c.pruned,
+        c.windows,
+        cfg.window,
+        if cfg.all_pairs {
+            ""
+        } else {
+            "; one race per location pair (--all-pairs for every pair)"
+        }
+    ));
+    if out.out_of_budget {
+        r.notes
+            .push("the budget ran out before every candidate was asked".to_string());
+    }
+    if c.windows > 1 {
+        r.notes
+            .push("races between events of different windows are not looked for".to_string());
+    }
+    if !vt.alts.is_empty() {
+        r.notes.push(format!(
+            "events numbered from {} on lie on alternative paths (`alt` lines)",
+            vt.trace.len()
+        ));
+    }
+    let mut extra = |k: &str, v: serde_json::Value| {
+        r.extra.insert(k.to_string(), v);
+    };
+    extra("sat", c.sat.into());
+    extra("unsat", c.unsat.into());
+    extra("timeout", c.timeout.into());
+    extra("skipped", c.skipped.into());
+    extra("pruned", c.pruned.into());
+    extra("replay_failed", c.replay_failed.into());
+    extra("windows", c.windows.into());
+    extra("window", (cfg.window as u64).into());
+    extra("seconds", out.elapsed.as_secs_f64().into());
+    r
+}

@@ -1,0 +1,147 @@
+//! The SMT predictor against the papers' examples and the exact oracle.
+//!
+//! - RECIPE Fig. 1 (`tests/traces/recipe_fig1.std`): race 2–5 by `recipe`, not `mcm`;
+//!   race 2–7 only by `recipe-alt`;
+//! - on random plain traces in one window, `mcm` pairs = the oracle's predictable pairs
+//!   (sound and complete), `shbp` ⊆ `mcm`, and every witness replays on its own;
+//! - `mcm` ⊆ `recipe` ⊆ `recipe-alt` on every trace.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use proptest::prelude::*;
+use racepred::analysis::{create, run_one, AnalysisKind, AnalysisOptions};
+use racepred::gen::from_actions;
+use racepred::oracle::{self, OracleConfig, OracleNotion};
+use racepred::trace::values::ValueTrace;
+use racepred::trace::Trace;
+use racepred::witness;
+use racepred_smt::{predict, Outcome, SmtConfig, SmtKind};
+
+fn run(vt: &ValueTrace, kind: SmtKind, all_pairs: bool) -> Outcome {
+    let mut cfg = SmtConfig::new(kind);
+    cfg.all_pairs = all_pairs;
+    let out = predict(vt, &cfg, |_| {}).unwrap();
+    assert_eq!(out.counts.timeout, 0, "no query may time out on a small trace");
+    assert_eq!(out.counts.replay_failed, 0, "every model must replay");
+    // Every witness replays on its own, through its file form.
+    let concrete = vt.concrete().unwrap();
+    for r in &out.races {
+        let text = witness::render(vt, &r.witness, "test");
+        let w = witness::parse(vt, &text).unwrap();
+        witness::replay(vt, &concrete, &w).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+    out
+}
+
+fn pairs(out: &Outcome) -> BTreeSet<(u64, u64)> {
+    out.races.iter().map(|r| r.witness.race).collect()
+}
+
+fn fig1() -> ValueTrace {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/traces/recipe_fig1.std");
+    ValueTrace::parse(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn recipe_fig1() {
+    let vt = fig1();
+    let mcm = pairs(&run(&vt, SmtKind::Mcm, true));
+    let recipe = pairs(&run(&vt, SmtKind::Recipe, true));
+    let alt = pairs(&run(&vt, SmtKind::RecipeAlt, true));
+    // Line 2 is event 5, line 5 event 9, line 7 the alternative event 10.
+    assert!(!mcm.contains(&(5, 9)), "mcm: {mcm:?}");
+    assert!(recipe.contains(&(5, 9)), "recipe: {recipe:?}");
+    assert!(!recipe.contains(&(5, 10)), "recipe: {recipe:?}");
+    assert!(alt.contains(&(5, 10)), "recipe-alt: {alt:?}");
+    assert!(mcm.is_subset(&recipe) && recipe.is_subset(&alt));
+    // The writes of y race with the read of y in every model (the racing read is not run).
+    for p in [(4, 7), (6, 7)] {
+        assert!(mcm.contains(&p), "mcm: {mcm:?}");
+    }
+}
+
+/// The papers' plain example traces: `mcm` equals the oracle's predictable pairs.
+#[test]
+fn paper_traces_equal_the_oracle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/traces");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "std") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let vt = ValueTrace::parse(&bytes).unwrap();
+        if vt.has_values() {
+            continue;
+        }
+        let Ok(exact) = oracle::analyze(&vt.trace, &OracleConfig::default()) else {
+            continue; // ill-formed on purpose (sshb Fig. 1c) or too large
+        };
+        let mcm = pairs(&run(&vt, SmtKind::Mcm, true));
+        assert_eq!(
+            &mcm,
+            exact.pairs(OracleNotion::Predictable),
+            "{}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} traces checked");
+}
+
+fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
+    prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..max)
+}
+
+fn check_plain(t: Trace) -> Result<(), TestCaseError> {
+    let exact = oracle::analyze(&t, &OracleConfig::default()).unwrap();
+    let shbp = run_one(
+        &t,
+        create(AnalysisKind::Shbp, &AnalysisOptions::default()).unwrap(),
+    )
+    .pair_set();
+    let vt = ValueTrace::from_trace(t);
+    let mcm = pairs(&run(&vt, SmtKind::Mcm, true));
+    prop_assert_eq!(&mcm, exact.pairs(OracleNotion::Predictable));
+    prop_assert!(shbp.is_subset(&mcm), "shbp {:?} ⊄ mcm {:?}", shbp, mcm);
+    // Without values, RECIPE is the maximal model.
+    let recipe = pairs(&run(&vt, SmtKind::Recipe, true));
+    prop_assert_eq!(&recipe, &mcm);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn mcm_equals_the_oracle(a in actions(18), threads in 2u32..5) {
+        check_plain(from_actions(threads, 2, 2, &a))?;
+    }
+}
+
+/// Windows: a window of a few events finds a subset of the one-window answer, every race
+/// with a witness that replays from the window's fixed start.
+#[test]
+fn windows_find_a_subset() {
+    let mut runner = proptest::test_runner::TestRunner::default();
+    runner
+        .run(&(actions(24), 2u32..4, 3usize..8), |(a, threads, window)| {
+            let t = from_actions(threads, 2, 2, &a);
+            let vt = ValueTrace::from_trace(t);
+            let whole = pairs(&run(&vt, SmtKind::Mcm, true));
+            let mut cfg = SmtConfig::new(SmtKind::Mcm);
+            cfg.all_pairs = true;
+            cfg.window = window;
+            let out = predict(&vt, &cfg, |_| {}).unwrap();
+            prop_assert_eq!(out.counts.replay_failed, 0);
+            let concrete = vt.concrete().unwrap();
+            for r in &out.races {
+                witness::replay(&vt, &concrete, &r.witness).unwrap();
+            }
+            prop_assert!(pairs(&out).is_subset(&whole));
+            Ok(())
+        })
+        .unwrap();
+}
