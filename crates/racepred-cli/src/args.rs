@@ -47,6 +47,17 @@ pub enum Command {
     /// RDIT harness: remove regions of a complete trace, each becoming a barrier pair
     /// (mbegin/mend) whose address set is what the region touched.
     Elide(ElideArgs),
+    /// Check a witness schedule written by `analyze -a mcm|recipe|recipe-alt --witness DIR`
+    /// against its trace, without any solver (exit 0: it replays, 1: it does not).
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub input: Input,
+    /// The witness file (STD with `#@ N` event numbers).
+    pub witness: PathBuf,
 }
 
 /// Input options shared by commands that read a trace.
@@ -84,7 +95,8 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     pub input: Input,
     /// Analysis to run; repeat for several (all run in one pass over the trace).
-    /// One of: hb, fasttrack, hbp, shb, shbp, wcp, lockset, tsan-hybrid, w3po, sshb, rdit, pacer.
+    /// One of: hb, fasttrack, hbp, shb, shbp, wcp, lockset, tsan-hybrid, w3po, sshb, rdit, pacer,
+    /// and the SMT predictors mcm, recipe, recipe-alt.
     #[arg(short, long = "analysis", value_name = "NAME", required = true)]
     pub analyses: Vec<String>,
     #[command(flatten)]
@@ -122,6 +134,23 @@ pub struct AnalyzeArgs {
     /// RDIT: comma-separated addresses to ignore for barrier edges (globals).
     #[arg(long, value_name = "ADDRS", value_delimiter = ',')]
     pub ignore_global: Vec<String>,
+    /// mcm/recipe/recipe-alt: events per window (races across windows are not looked for).
+    #[arg(long, value_name = "N", default_value_t = racepred_smt::SmtConfig::DEFAULT_WINDOW)]
+    pub window: usize,
+    /// mcm/recipe/recipe-alt: time limit of one solver query, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub query_timeout: f64,
+    /// mcm/recipe/recipe-alt: time limit of the whole run, in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub budget: Option<f64>,
+    /// mcm/recipe/recipe-alt: write a witness schedule per race into DIR (an STD file each;
+    /// `racepred replay TRACE FILE` checks one).
+    #[arg(long, value_name = "DIR")]
+    pub witness: Option<PathBuf>,
+    /// mcm/recipe/recipe-alt: ask about every candidate pair, not only until each location
+    /// pair has a race.
+    #[arg(long)]
+    pub all_pairs: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

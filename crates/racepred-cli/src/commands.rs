@@ -13,6 +13,7 @@ use racepred::report::{self, RaceReport};
 use racepred::trace::stats::StatsCounter;
 use racepred::trace::validate::{validate_trace, Validator};
 use racepred::trace::{self, EventSource, Format, Op, Trace};
+use racepred_smt::SmtKind;
 
 use crate::args::ElideArgs;
 use crate::args::{
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Perturb(a) => perturb(a),
         Command::Sample(a) => sample(a),
         Command::Elide(a) => elide(a),
+        Command::Replay(a) => crate::smt::replay(a),
     }
 }
 
@@ -377,28 +379,50 @@ fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
     })
 }
 
-fn analysis_kinds(names: &[String]) -> Result<Vec<AnalysisKind>> {
+/// The analyses named by `-a`: the streaming ones and the SMT predictors.
+fn analysis_kinds(names: &[String]) -> Result<(Vec<AnalysisKind>, Vec<SmtKind>)> {
     let mut kinds = Vec::new();
+    let mut smt = Vec::new();
     for n in names.iter().flat_map(|s| s.split(',')) {
+        if let Some(k) = SmtKind::from_name(n.trim()) {
+            if !smt.contains(&k) {
+                smt.push(k);
+            }
+            continue;
+        }
         let k = AnalysisKind::from_name(n.trim()).with_context(|| {
-            let all: Vec<&str> = AnalysisKind::ALL.iter().map(|k| k.name()).collect();
+            let all: Vec<&str> = AnalysisKind::ALL
+                .iter()
+                .map(|k| k.name())
+                .chain(SmtKind::ALL.iter().map(|k| k.name()))
+                .collect();
             format!("unknown analysis `{n}` (known: {})", all.join(", "))
         })?;
         if !kinds.contains(&k) {
             kinds.push(k);
         }
     }
-    Ok(kinds)
+    Ok((kinds, smt))
 }
 
 fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     let opts = analysis_options(&a)?;
-    let kinds = analysis_kinds(&a.analyses)?;
+    let (kinds, smt_kinds) = analysis_kinds(&a.analyses)?;
     let mut analyses = kinds
         .iter()
         .map(|&k| analysis::create(k, &opts))
         .collect::<racepred::Result<Vec<_>>>()?;
-    let mut src = open_input(&a.input)?;
+    // The SMT predictors need the whole trace with its values: read it into memory and feed
+    // the streaming analyses from there too, so that every report shares one name table.
+    let value_trace = if smt_kinds.is_empty() {
+        None
+    } else {
+        Some(crate::smt::read_value_trace(&a.input)?)
+    };
+    let mut src: Box<dyn EventSource + '_> = match &value_trace {
+        Some(vt) => Box::new(vt.trace.source()),
+        None => open_input(&a.input)?,
+    };
     if !a.ignore_global.is_empty() {
         // RDIT sees addresses as ids only; the wrapper drops the named ones from each mbegin.
         src = Box::new(analysis::rdit::IgnoreGlobal::new(src, &a.ignore_global));
@@ -427,7 +451,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         );
     }
     let names = src.names();
-    let reports: Vec<RaceReport> = analyses
+    let mut reports: Vec<RaceReport> = analyses
         .iter_mut()
         .map(|an| {
             let mut r = an.finish(names);
@@ -435,7 +459,28 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             r
         })
         .collect();
+    if let Some(vt) = &value_trace {
+        let smt_opts = crate::smt::SmtOptions {
+            window: a.window,
+            query_timeout: a.query_timeout,
+            budget: a.budget,
+            all_pairs: a.all_pairs,
+            witness_dir: a.witness.as_deref(),
+        };
+        for &k in &smt_kinds {
+            reports.push(crate::smt::run(vt, k, &smt_opts, &a.input.trace)?);
+        }
+    }
     write_reports(&reports, &a.input.trace, names, &a.output, a.sarif, a.all)?;
+    if !a.output.json && !a.sarif && value_trace.is_some() {
+        match &a.output.output {
+            None => crate::smt::write_witness_tails(&mut io::stdout().lock(), &reports)?,
+            Some(p) => {
+                let mut f = std::fs::OpenOptions::new().append(true).open(p)?;
+                crate::smt::write_witness_tails(&mut f, &reports)?
+            }
+        }
+    }
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
     } else {

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod progress;
+mod smt;
 
 use std::process::ExitCode;
 

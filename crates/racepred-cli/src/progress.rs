@@ -47,6 +47,27 @@ impl Progress {
         }
     }
 
+    /// Shows a message (once the run has taken a second).
+    pub fn message(&mut self, msg: &str) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() {
+            if self.start.elapsed() < Duration::from_secs(1) {
+                return;
+            }
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_message(msg.to_string());
+        }
+    }
+
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();

@@ -105,7 +105,10 @@ pub fn write_text<W: Write + ?Sized>(
         writeln!(w, "  note: {n}")?;
     }
     for (k, v) in &r.extra {
-        writeln!(w, "  {k}: {v}")?;
+        // Structured extras (lists, objects) are for JSON; the CLI prints them its own way.
+        if !v.is_array() && !v.is_object() {
+            writeln!(w, "  {k}: {v}")?;
+        }
     }
     Ok(())
 }

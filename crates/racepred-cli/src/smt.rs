@@ -1,0 +1,202 @@
+//! `analyze -a mcm|recipe|recipe-alt` (the SMT predictor of `racepred-smt`) and `replay`.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use racepred::report::RaceReport;
+use racepred::trace::values::ValueTrace;
+use racepred::trace::{self, Format, Trace};
+use racepred::witness;
+use racepred_smt::{SmtConfig, SmtKind};
+
+use crate::args::{Input, ReplayArgs};
+use crate::progress::Progress;
+
+/// Reads a whole trace with its values (STD text keeps them; other formats have none).
+pub fn read_value_trace(input: &Input) -> Result<ValueTrace> {
+    let path = &input.trace;
+    let format = match input.format {
+        Some(f) => Some(crate::commands::format_of(f)),
+        None => Format::from_path(path),
+    };
+    let is_std = match format {
+        Some(f) => f == Format::Std,
+        None => {
+            // Sniff like the streaming readers: decompress, look at the content.
+            let head = read_all(path)?;
+            let head = &head[..head.len().min(4096)];
+            trace::open::sniff(head).is_none_or(|f| f == Format::Std)
+        }
+    };
+    let vt = if is_std {
+        let bytes = read_all(path)?;
+        ValueTrace::parse(&bytes).map_err(|e| e.in_file(path))?
+    } else {
+        let mut src = trace::open_with(path, format)?;
+        ValueTrace::from_trace(Trace::read_from(&mut *src)?)
+    };
+    Ok(vt)
+}
+
+/// The file's bytes, decompressed.
+fn read_all(path: &Path) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin().read_to_end(&mut bytes)?;
+    } else {
+        let f = std::fs::File::open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        let mut r = trace::open::decompress(f).map_err(|e| e.in_file(path))?;
+        r.read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+    }
+    Ok(bytes)
+}
+
+/// SMT options of `analyze`.
+pub struct SmtOptions<'a> {
+    pub window: usize,
+    pub query_timeout: f64,
+    pub budget: Option<f64>,
+    pub all_pairs: bool,
+    pub witness_dir: Option<&'a Path>,
+}
+
+/// Runs one SMT analysis; writes witnesses to the directory if asked.
+pub fn run(
+    vt: &ValueTrace,
+    kind: SmtKind,
+    opts: &SmtOptions<'_>,
+    trace_path: &Path,
+) -> Result<RaceReport> {
+    anyhow::ensure!(opts.window > 0, "--window must be at least 1");
+    anyhow::ensure!(
+        opts.query_timeout.is_finite() && opts.query_timeout > 0.0,
+        "--query-timeout must be a positive number of seconds"
+    );
+    if let Some(b) = opts.budget {
+        anyhow::ensure!(
+            b.is_finite() && b > 0.0,
+            "--budget must be a positive number of seconds"
+        );
+    }
+    let cfg = SmtConfig {
+        kind,
+        window: opts.window,
+        query_timeout: Duration::from_secs_f64(opts.query_timeout),
+        budget: opts.budget.map(Duration::from_secs_f64),
+        all_pairs: opts.all_pairs,
+    };
+    let mut progress = Progress::new();
+    let out = racepred_smt::predict(vt, &cfg, |c| progress.message(&format!(
+        "{}: {} sat, {} unsat, {} timed out, {} skipped",
+        kind.name(),
+        c.sat,
+        c.unsat,
+        c.timeout,
+        c.skipped
+    )))
+    .map_err(|e| e.in_file(trace_path))?;
+    progress.finish();
+    let mut report = racepred_smt::report(vt, &cfg, &out);
+    // The last steps of each witness (text and JSON), and the files.
+    let mut tails = Vec::new();
+    for race in &out.races {
+        let w = &race.witness;
+        let steps: Vec<String> = w
+            .schedule
+            .iter()
+            .rev()
+            .take(4)
+            .rev()
+            .map(|&n| format!("{n}: {}", witness::event_line(vt, n)))
+            .collect();
+        tails.push(serde_json::json!({
+            "first": w.race.0,
+            "second": w.race.1,
+            "steps": w.prefix + w.schedule.len() as u64,
+            "last_steps": steps,
+        }));
+    }
+    if let Some(dir) = opts.witness_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        for race in &out.races {
+            let (e, f) = race.witness.race;
+            let file = dir.join(format!("{}-{e}-{f}.std", kind.name()));
+            let header = format!(
+                "racepred witness: {} race between events {e} and {f} of {}\n\
+                 check it with: racepred replay {} {}",
+                kind.name(),
+                trace_path.display(),
+                trace_path.display(),
+                file.display()
+            );
+            std::fs::write(&file, witness::render(vt, &race.witness, &header))
+                .with_context(|| format!("cannot write {}", file.display()))?;
+        }
+        report.notes.push(format!(
+            "{} witness file(s) in {} (racepred replay TRACE FILE checks one)",
+            out.races.len(),
+            dir.display()
+        ));
+    }
+    report
+        .extra
+        .insert("witnesses".to_string(), serde_json::Value::Array(tails));
+    Ok(report)
+}
+
+/// Prints the witness tails of SMT reports after the text reports.
+pub fn write_witness_tails(out: &mut dyn Write, reports: &[RaceReport]) -> Result<()> {
+    for r in reports {
+        let Some(serde_json::Value::Array(ws)) = r.extra.get("witnesses") else {
+            continue;
+        };
+        if ws.is_empty() {
+            continue;
+        }
+        writeln!(out, "\n{}: witness schedules (last steps before the race)", r.analysis)?;
+        for w in ws {
+            writeln!(
+                out,
+                "  events {} and {} after {} steps:",
+                w["first"], w["second"], w["steps"]
+            )?;
+            if let serde_json::Value::Array(steps) = &w["last_steps"] {
+                for s in steps {
+                    writeln!(out, "    … {}", s.as_str().unwrap_or(""))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `racepred replay TRACE WITNESS`: checks a witness without any solver.
+pub fn replay(a: ReplayArgs) -> Result<ExitCode> {
+    let vt = read_value_trace(&a.input)?;
+    let concrete = vt.concrete().map_err(|e| e.in_file(&a.input.trace))?;
+    let text = std::fs::read_to_string(&a.witness)
+        .with_context(|| format!("cannot read {}", a.witness.display()))?;
+    let w = witness::parse(&vt, &text).with_context(|| a.witness.display().to_string())?;
+    match witness::replay(&vt, &concrete, &w) {
+        Ok(()) => {
+            println!(
+                "{}: replays: after {} steps events {} and {} race (both enabled, conflicting)",
+                a.witness.display(),
+                w.prefix + w.schedule.len() as u64,
+                w.race.0,
+                w.race.1
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("{}: does not replay: {e}", a.witness.display());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
