@@ -9,6 +9,7 @@
 //! - [`report`]: race reports as plain data and their text / JSON / SARIF forms;
 //! - [`oracle`]: the exact, exhaustive checker for small traces;
 //! - [`gen`]: random well-formed traces for tests and benchmarks;
+//! - [`program`]: random small programs, their value traces and an exhaustive explorer;
 //! - [`witness`]: witness schedules of predicted races and their solver-independent replay.
 
 pub mod analysis;
@@ -16,6 +17,7 @@ pub mod clock;
 pub mod error;
 pub mod gen;
 pub mod oracle;
+pub mod program;
 pub mod report;
 pub mod trace;
 pub mod witness;
