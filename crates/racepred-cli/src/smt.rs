@@ -26,14 +26,19 @@ pub fn read_value_trace(input: &Input) -> Result<ValueTrace> {
         Some(f) => f == Format::Std,
         None => {
             // Sniff like the streaming readers: decompress, look at the content.
-            let head = read_all(path)?;
-            let head = &head[..head.len().min(4096)];
-            trace::open::sniff(head).is_none_or(|f| f == Format::Std)
+            let head = read_head(path)?;
+            trace::open::sniff(&head).is_none_or(|f| f == Format::Std)
         }
     };
     let vt = if is_std {
-        let bytes = read_all(path)?;
-        ValueTrace::parse(&bytes).map_err(|e| e.in_file(path))?
+        let vt = if path == Path::new("-") {
+            ValueTrace::read(std::io::stdin().lock())
+        } else {
+            let f = std::fs::File::open(path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            ValueTrace::read_buffered(trace::open::decompress(f).map_err(|e| e.in_file(path))?)
+        };
+        vt.map_err(|e| e.in_file(path))?
     } else {
         let mut src = trace::open_with(path, format)?;
         ValueTrace::from_trace(Trace::read_from(&mut *src)?)
@@ -41,19 +46,18 @@ pub fn read_value_trace(input: &Input) -> Result<ValueTrace> {
     Ok(vt)
 }
 
-/// The file's bytes, decompressed.
-fn read_all(path: &Path) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin().read_to_end(&mut bytes)?;
-    } else {
-        let f = std::fs::File::open(path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        let mut r = trace::open::decompress(f).map_err(|e| e.in_file(path))?;
-        r.read_to_end(&mut bytes)
+/// The first 4 KiB of the file, decompressed (standard input: assumed STD).
+fn read_head(path: &Path) -> Result<Vec<u8>> {
+    let mut head = Vec::new();
+    if path != Path::new("-") {
+        let f =
+            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let r = trace::open::decompress(f).map_err(|e| e.in_file(path))?;
+        r.take(4096)
+            .read_to_end(&mut head)
             .with_context(|| format!("cannot read {}", path.display()))?;
     }
-    Ok(bytes)
+    Ok(head)
 }
 
 /// SMT options of `analyze`.
@@ -89,16 +93,19 @@ pub fn run(
         query_timeout: Duration::from_secs_f64(opts.query_timeout),
         budget: opts.budget.map(Duration::from_secs_f64),
         all_pairs: opts.all_pairs,
+        max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
     };
     let mut progress = Progress::new();
-    let out = racepred_smt::predict(vt, &cfg, |c| progress.message(&format!(
-        "{}: {} sat, {} unsat, {} timed out, {} skipped",
-        kind.name(),
-        c.sat,
-        c.unsat,
-        c.timeout,
-        c.skipped
-    )))
+    let out = racepred_smt::predict(vt, &cfg, |c| {
+        progress.message(&format!(
+            "{}: {} sat, {} unsat, {} timed out, {} skipped",
+            kind.name(),
+            c.sat,
+            c.unsat,
+            c.timeout,
+            c.skipped
+        ))
+    })
     .map_err(|e| e.in_file(trace_path))?;
     progress.finish();
     let mut report = racepred_smt::report(vt, &cfg, &out);
@@ -122,8 +129,7 @@ pub fn run(
         }));
     }
     if let Some(dir) = opts.witness_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for race in &out.races {
             let (e, f) = race.witness.race;
             let file = dir.join(format!("{}-{e}-{f}.std", kind.name()));
@@ -159,7 +165,11 @@ pub fn write_witness_tails(out: &mut dyn Write, reports: &[RaceReport]) -> Resul
         if ws.is_empty() {
             continue;
         }
-        writeln!(out, "\n{}: witness schedules (last steps before the race)", r.analysis)?;
+        writeln!(
+            out,
+            "\n{}: witness schedules (last steps before the race)",
+            r.analysis
+        )?;
         for w in ws {
             writeln!(
                 out,

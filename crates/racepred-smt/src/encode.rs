@@ -43,7 +43,7 @@ impl PreState {
                 }
                 _ => {}
             }
-            match &vt.anns[i] {
+            match vt.ann(i) {
                 Ann::Read {
                     reg,
                     observed: Some(v),
@@ -171,7 +171,7 @@ impl<'a> Problem<'a> {
                     continue;
                 }
             }
-            push(&mut p, i as u64, ev, &vt.anns[i], false);
+            push(&mut p, i as u64, ev, vt.ann(i), false);
         }
         if let Some(a) = alt {
             let base = alt_base(vt, a);
@@ -286,9 +286,13 @@ impl<'a> Problem<'a> {
                     let kind = match (self.ann[i], self.is_alt[i], self.model) {
                         (Ann::Read { .. }, true, _) => Some(ReadKind::Relaxed),
                         (_, true, _) => None,
-                        (Ann::Read { observed: Some(v), .. }, false, Model::Maximal) => {
-                            Some(ReadKind::SameValue(*v))
-                        }
+                        (
+                            Ann::Read {
+                                observed: Some(v), ..
+                            },
+                            false,
+                            Model::Maximal,
+                        ) => Some(ReadKind::SameValue(*v)),
                         (Ann::Read { .. }, false, Model::Relaxed) => Some(ReadKind::Relaxed),
                         _ => {
                             let src = ix.source(self.num[i] as usize);
@@ -309,11 +313,13 @@ impl<'a> Problem<'a> {
         for &(i, _) in &self.reads {
             let ev = self.ev[i];
             let key = (space(ev.op), ev.target);
-            self.pre_value.entry(key).or_insert_with(|| match pre.last.get(&key) {
-                Some(&w) => concrete.write_value[w as usize],
-                None if key.0 == 2 => None,
-                None => concrete.init[ev.target as usize],
-            });
+            self.pre_value
+                .entry(key)
+                .or_insert_with(|| match pre.last.get(&key) {
+                    Some(&w) => concrete.write_value[w as usize],
+                    None if key.0 == 2 => None,
+                    None => concrete.init[ev.target as usize],
+                });
         }
     }
 
@@ -336,7 +342,11 @@ impl<'a> Problem<'a> {
         for nodes in by_var.values() {
             for (k, &a) in nodes.iter().enumerate() {
                 for &b in &nodes[k + 1..] {
-                    let (a, b) = if self.num[a] < self.num[b] { (a, b) } else { (b, a) };
+                    let (a, b) = if self.num[a] < self.num[b] {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
                     if !self.ev[a].conflicts_with(&self.ev[b]) {
                         continue;
                     }
@@ -370,8 +380,40 @@ impl<'a> Problem<'a> {
         (self.num[a], self.num[b])
     }
 
-    /// Builds the solver for this problem.
-    pub fn encode(&self) -> Session {
+    /// How many atoms the encoding would hold (order literals of the data-flow and lock
+    /// clauses), without building it.
+    pub fn size(&self) -> u64 {
+        let mut total = 0u64;
+        for &(rd, kind) in &self.reads {
+            let ev = self.ev[rd];
+            let ws = self
+                .writes
+                .get(&(space(ev.op), ev.target))
+                .map_or(0, |w| w.len() as u64);
+            total += match kind {
+                ReadKind::SameWrite(_) => ws + 1,
+                ReadKind::SameValue(v) => {
+                    let same = self.writes[&(space(ev.op), ev.target)]
+                        .iter()
+                        .filter(|&&w| self.write_value[w] == Some(v))
+                        .count() as u64;
+                    (same + 1) * (ws + 1)
+                }
+                ReadKind::Relaxed => (ws + 1) * (ws + 1),
+            };
+        }
+        for secs in self.sections.values() {
+            let k = secs.len() as u64;
+            total += k * k.saturating_sub(1) * 2;
+        }
+        if self.negated.is_some() {
+            total += 4 * self.num.len() as u64 * self.is_alt.iter().filter(|&&a| a).count() as u64;
+        }
+        total + self.num.len() as u64
+    }
+
+    /// Builds the solver for this problem; `None` if `deadline` passes first.
+    pub fn encode(&self, deadline: Option<std::time::Instant>) -> Option<Session> {
         let solver = Solver::new();
         let n = self.num.len();
         let o: Vec<Int> = (0..n).map(|i| Int::new_const(format!("o{i}"))).collect();
@@ -472,7 +514,10 @@ impl<'a> Problem<'a> {
         }
         // Data flow.
         let empty = Vec::new();
-        for &(rd, kind) in &self.reads {
+        for (k, &(rd, kind)) in self.reads.iter().enumerate() {
+            if k % 64 == 63 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return None;
+            }
             let ev = self.ev[rd];
             let key = (space(ev.op), ev.target);
             let ws = self.writes.get(&key).unwrap_or(&empty);
@@ -520,7 +565,9 @@ impl<'a> Problem<'a> {
                     opts
                 }
                 ReadKind::Relaxed => {
-                    let me = val[rd].clone().expect("relaxed reads have a value variable");
+                    let me = val[rd]
+                        .clone()
+                        .expect("relaxed reads have a value variable");
                     let mut opts: Vec<Bool> = ws
                         .iter()
                         .filter_map(|&w| {
@@ -559,7 +606,7 @@ impl<'a> Problem<'a> {
                 }
             }
         }
-        Session { solver, o, r }
+        Some(Session { solver, o, r })
     }
 }
 
@@ -632,7 +679,10 @@ impl Session {
     pub fn query(&mut self, p: &Problem<'_>, (a, b): (usize, usize), timeout: Duration) -> Answer {
         let s = &self.solver;
         let mut params = Params::new();
-        params.set_u32("timeout", timeout.as_millis().clamp(1, u32::MAX as u128) as u32);
+        params.set_u32(
+            "timeout",
+            timeout.as_millis().clamp(1, u32::MAX as u128) as u32,
+        );
         s.set_params(&params);
         s.push();
         for x in [a, b] {

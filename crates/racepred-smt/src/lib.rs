@@ -92,11 +92,16 @@ pub struct SmtConfig {
     pub budget: Option<Duration>,
     /// Query every candidate pair, not only until each location pair has a race.
     pub all_pairs: bool,
+    /// Largest encoding built for one window, in atoms ([`Problem::size`]); the candidates
+    /// of a larger window are counted as `too_large` and not asked (use a smaller window).
+    pub max_atoms: u64,
 }
 
 impl SmtConfig {
     pub const DEFAULT_WINDOW: usize = 10_000;
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Measured: Z3 internalises about 10^6 atoms in a few seconds on this machine.
+    pub const DEFAULT_MAX_ATOMS: u64 = 1_000_000;
 
     pub fn new(kind: SmtKind) -> SmtConfig {
         SmtConfig {
@@ -105,6 +110,7 @@ impl SmtConfig {
             query_timeout: SmtConfig::DEFAULT_QUERY_TIMEOUT,
             budget: None,
             all_pairs: false,
+            max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
         }
     }
 }
@@ -122,6 +128,8 @@ pub struct Counts {
     pub pruned: u64,
     /// Models whose witness did not replay (a bug if ever non-zero; such races are dropped).
     pub replay_failed: u64,
+    /// Candidates not asked because their window's encoding exceeds `max_atoms`.
+    pub too_large: u64,
     pub windows: u64,
 }
 
@@ -182,6 +190,7 @@ pub fn predict(
             let candidates = problem.candidates(alt.is_some());
             out.counts.pruned += problem.pruned;
             let mut session = None;
+            let too_large = !candidates.is_empty() && problem.size() > cfg.max_atoms;
             for c in candidates {
                 let loc_key = problem.location_key(c);
                 if !cfg.all_pairs && found_locs.contains(&loc_key) {
@@ -199,7 +208,21 @@ pub fn predict(
                         .min(d.saturating_duration_since(Instant::now())),
                     None => cfg.query_timeout,
                 };
-                let s = session.get_or_insert_with(|| problem.encode());
+                if too_large {
+                    out.counts.too_large += 1;
+                    continue;
+                }
+                if session.is_none() {
+                    match problem.encode(deadline) {
+                        Some(s) => session = Some(s),
+                        None => {
+                            out.counts.skipped += 1;
+                            out.out_of_budget = true;
+                            continue;
+                        }
+                    }
+                }
+                let s = session.as_mut().expect("encoded above");
                 match s.query(&problem, c, timeout) {
                     encode::Answer::Sat(schedule) => {
                         let (e, f) = problem.race_numbers(c);
@@ -253,7 +276,9 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     let c = &out.counts;
     let what = match cfg.kind {
         SmtKind::Mcm => "maximal causal model (every read keeps what it read)",
-        SmtKind::Recipe => "RECIPE: reads may read other values while every branch keeps its outcome",
+        SmtKind::Recipe => {
+            "RECIPE: reads may read other values while every branch keeps its outcome"
+        }
         SmtKind::RecipeAlt => {
             "RECIPE with unexplored branches: each branch with an alternative path is also negated"
         }
@@ -276,6 +301,12 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
             "; one race per location pair (--all-pairs for every pair)"
         }
     ));
+    if c.too_large > 0 {
+        r.notes.push(format!(
+            "{} candidate(s) not asked: their window's encoding exceeds {} atoms (try a smaller --window)",
+            c.too_large, cfg.max_atoms
+        ));
+    }
     if out.out_of_budget {
         r.notes
             .push("the budget ran out before every candidate was asked".to_string());
@@ -299,6 +330,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     extra("skipped", c.skipped.into());
     extra("pruned", c.pruned.into());
     extra("replay_failed", c.replay_failed.into());
+    extra("too_large", c.too_large.into());
     extra("windows", c.windows.into());
     extra("window", (cfg.window as u64).into());
     extra("seconds", out.elapsed.as_secs_f64().into());

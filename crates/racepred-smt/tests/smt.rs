@@ -22,7 +22,10 @@ fn run(vt: &ValueTrace, kind: SmtKind, all_pairs: bool) -> Outcome {
     let mut cfg = SmtConfig::new(kind);
     cfg.all_pairs = all_pairs;
     let out = predict(vt, &cfg, |_| {}).unwrap();
-    assert_eq!(out.counts.timeout, 0, "no query may time out on a small trace");
+    assert_eq!(
+        out.counts.timeout, 0,
+        "no query may time out on a small trace"
+    );
     assert_eq!(out.counts.replay_failed, 0, "every model must replay");
     // Every witness replays on its own, through its file form.
     let concrete = vt.concrete().unwrap();
@@ -127,22 +130,25 @@ proptest! {
 fn windows_find_a_subset() {
     let mut runner = proptest::test_runner::TestRunner::default();
     runner
-        .run(&(actions(24), 2u32..4, 3usize..8), |(a, threads, window)| {
-            let t = from_actions(threads, 2, 2, &a);
-            let vt = ValueTrace::from_trace(t);
-            let whole = pairs(&run(&vt, SmtKind::Mcm, true));
-            let mut cfg = SmtConfig::new(SmtKind::Mcm);
-            cfg.all_pairs = true;
-            cfg.window = window;
-            let out = predict(&vt, &cfg, |_| {}).unwrap();
-            prop_assert_eq!(out.counts.replay_failed, 0);
-            let concrete = vt.concrete().unwrap();
-            for r in &out.races {
-                witness::replay(&vt, &concrete, &r.witness).unwrap();
-            }
-            prop_assert!(pairs(&out).is_subset(&whole));
-            Ok(())
-        })
+        .run(
+            &(actions(24), 2u32..4, 3usize..8),
+            |(a, threads, window)| {
+                let t = from_actions(threads, 2, 2, &a);
+                let vt = ValueTrace::from_trace(t);
+                let whole = pairs(&run(&vt, SmtKind::Mcm, true));
+                let mut cfg = SmtConfig::new(SmtKind::Mcm);
+                cfg.all_pairs = true;
+                cfg.window = window;
+                let out = predict(&vt, &cfg, |_| {}).unwrap();
+                prop_assert_eq!(out.counts.replay_failed, 0);
+                let concrete = vt.concrete().unwrap();
+                for r in &out.races {
+                    witness::replay(&vt, &concrete, &r.witness).unwrap();
+                }
+                prop_assert!(pairs(&out).is_subset(&whole));
+                Ok(())
+            },
+        )
         .unwrap();
 }
 
@@ -171,8 +177,14 @@ fn programs_relaxed_races_are_program_races() {
         let mcm = pairs(&run(&vt, SmtKind::Mcm, true));
         let recipe = pairs(&run(&vt, SmtKind::Recipe, true));
         let alt = pairs(&run(&vt, SmtKind::RecipeAlt, true));
-        assert!(mcm.is_subset(&recipe), "seed {seed}: mcm {mcm:?} ⊄ recipe {recipe:?}");
-        assert!(recipe.is_subset(&alt), "seed {seed}: recipe {recipe:?} ⊄ alt {alt:?}");
+        assert!(
+            mcm.is_subset(&recipe),
+            "seed {seed}: mcm {mcm:?} ⊄ recipe {recipe:?}"
+        );
+        assert!(
+            recipe.is_subset(&alt),
+            "seed {seed}: recipe {recipe:?} ⊄ alt {alt:?}"
+        );
         gained.0 += recipe.len() - mcm.len();
         gained.1 += alt.len() - recipe.len();
         truth_total += truth.len();
@@ -199,5 +211,10 @@ fn programs_relaxed_races_are_program_races() {
     );
     assert!(checked >= 100, "only {checked} programs checked");
     // The relaxations must find something the maximal model does not, on some program.
-    assert!(gained.0 > 0 && gained.1 > 0, "recipe gained {}, recipe-alt {}", gained.0, gained.1);
+    assert!(
+        gained.0 > 0 && gained.1 > 0,
+        "recipe gained {}, recipe-alt {}",
+        gained.0,
+        gained.1
+    );
 }

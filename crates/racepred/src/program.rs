@@ -20,20 +20,33 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use rustc_hash::FxHashSet;
 
-use crate::trace::values::{Ann, AltPath, BinOp, Expr, UnOp, ValueTrace};
+use crate::trace::values::{AltPath, Ann, BinOp, Expr, UnOp, ValueTrace};
 use crate::trace::{Event, Interner, LocId, Names, Op, ThreadId, Trace};
 
 /// One instruction of a thread (statements flattened, `if` into a branch and a jump).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Instr {
-    Read { var: u32, reg: u32 },
-    Write { var: u32, expr: Expr },
-    Let { reg: u32, expr: Expr },
+    Read {
+        var: u32,
+        reg: u32,
+    },
+    Write {
+        var: u32,
+        expr: Expr,
+    },
+    Let {
+        reg: u32,
+        expr: Expr,
+    },
     Lock(u32),
     Unlock(u32),
     /// Continue at `else_at` when `cond` is 0; the then-block runs up to `join_at - 1`,
     /// which is a jump to `join_at`... (see `Jump`).
-    Branch { cond: Expr, else_at: usize, end_at: usize },
+    Branch {
+        cond: Expr,
+        else_at: usize,
+        end_at: usize,
+    },
     Jump(usize),
     Fork(u32),
     Join(u32),
@@ -276,7 +289,10 @@ impl Program {
                     let (recorded, alt_range) = if holds {
                         (cond.clone(), *else_at..*end_at)
                     } else {
-                        (Expr::Un(UnOp::Not, Box::new(cond.clone())), pc + 1..*else_at - 1)
+                        (
+                            Expr::Un(UnOp::Not, Box::new(cond.clone())),
+                            pc + 1..*else_at - 1,
+                        )
                     };
                     // The untaken block, as the alternative path.
                     let mut path = AltPath {
@@ -400,7 +416,11 @@ fn rand_cond(rng: &mut Pcg64Mcg, set: &[u32]) -> Expr {
         Expr::Reg(set[rng.gen_range(0..set.len())])
     };
     let op = [BinOp::Gt, BinOp::Eq, BinOp::Lt][rng.gen_range(0..3)];
-    Expr::Bin(op, Box::new(lhs), Box::new(Expr::Const(rng.gen_range(0..3))))
+    Expr::Bin(
+        op,
+        Box::new(lhs),
+        Box::new(Expr::Const(rng.gen_range(0..3))),
+    )
 }
 
 /// A program state: program counters, registers, memory, lock holders, started threads.

@@ -63,7 +63,10 @@ pub enum EventRef {
     /// The executed events of an alternative path run atomically at their branch (RECIPE §IV:
     /// no other thread's event between the branch and them); a racing event on the path is
     /// not executed, so other threads may run between the branch and the race.
-    Alt { alt: usize, k: usize },
+    Alt {
+        alt: usize,
+        k: usize,
+    },
 }
 
 /// Resolves an event number.
@@ -96,7 +99,7 @@ pub fn alt_base(vt: &ValueTrace, alt: usize) -> u64 {
 
 fn event_of(vt: &ValueTrace, r: EventRef) -> (Event, &Ann) {
     match r {
-        EventRef::Trace(i) => (vt.trace.events[i], &vt.anns[i]),
+        EventRef::Trace(i) => (vt.trace.events[i], vt.ann(i)),
         EventRef::Alt { alt, k } => (vt.alts[alt].events[k], &vt.alts[alt].anns[k]),
     }
 }
@@ -653,13 +656,19 @@ T2|alt(4)|r(x)->c|7
         check(Model::Relaxed, &[0, 1, 2, 3, 4, 7, 8], (5, 9)).unwrap();
         // Not under the maximal model: the read of y must see 5.
         let e = check(Model::Maximal, &[0, 1, 2, 3, 4, 7, 8], (5, 9)).unwrap_err();
-        assert!(e.to_string().contains("reads 3 where the trace read 5"), "{e}");
+        assert!(
+            e.to_string().contains("reads 3 where the trace read 5"),
+            "{e}"
+        );
         // The else branch: y reads 0, the negated branch holds, line 7 races with line 2.
         check(Model::Relaxed, &[0, 1, 2, 3, 7, 8, 4], (5, 10)).unwrap();
         // The alternative path runs atomically at its branch... (here it has no executed
         // event, so T1 may run between the branch and the race).
         let e = check(Model::Relaxed, &[0, 1, 2, 3, 4, 7, 8], (5, 10)).unwrap_err();
-        assert!(e.to_string().contains("negated branch condition holds"), "{e}");
+        assert!(
+            e.to_string().contains("negated branch condition holds"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -136,24 +136,22 @@ pub(crate) fn parse_line<'a>(
                 Some(c) => Some(open + c),
                 None => opfield.iter().rposition(|&b| b == b')'),
             };
-            let Some(close) = close.filter(|&c| c > open && (value_at.is_some() || c + 1 == opfield.len())) else {
+            let Some(close) =
+                close.filter(|&c| c > open && (value_at.is_some() || c + 1 == opfield.len()))
+            else {
                 return Err(Error::syntax(format!(
                     "operation `{}` has `(` without a closing `)`",
                     super::lines::shown(opfield)
                 )));
             };
-            (
-                name,
-                Some(&opfield[open + 1..close]),
-                &opfield[close + 1..],
-            )
+            (name, Some(&opfield[open + 1..close]), &opfield[close + 1..])
         }
         None => (opfield, None, &opfield[opfield.len()..]),
     };
     let Some(op) = Op::from_std_name(opname) else {
-        return Err(Error::new(ErrorKind::UnknownOp(
-            super::lines::shown(opname),
-        )));
+        return Err(Error::new(ErrorKind::UnknownOp(super::lines::shown(
+            opname,
+        ))));
     };
     let part = match (op, arg) {
         (Op::Local, Some(a)) => ValuePart::Let(a),

@@ -421,7 +421,7 @@ pub struct AltPath {
 #[derive(Clone, Debug, Default)]
 pub struct ValueTrace {
     pub trace: Trace,
-    /// One per event of `trace`.
+    /// One per event of `trace`, or empty when no event has a value (use [`ValueTrace::ann`]).
     pub anns: Vec<Ann>,
     /// Register names.
     pub regs: Interner,
@@ -432,13 +432,19 @@ pub struct ValueTrace {
 impl ValueTrace {
     /// A plain trace as a value trace without values.
     pub fn from_trace(trace: Trace) -> ValueTrace {
-        let anns = vec![Ann::None; trace.len()];
         ValueTrace {
             trace,
-            anns,
+            anns: Vec::new(),
             regs: Interner::default(),
             alts: Vec::new(),
         }
+    }
+
+    /// The value part of event `i`.
+    #[inline]
+    pub fn ann(&self, i: usize) -> &Ann {
+        static NONE: Ann = Ann::None;
+        self.anns.get(i).unwrap_or(&NONE)
     }
 
     /// True when some event carries a value or a branch has an alternative path.
@@ -448,22 +454,41 @@ impl ValueTrace {
 
     /// Parses STD text with the value extension. Errors name the line.
     pub fn parse(text: &[u8]) -> Result<ValueTrace> {
+        ValueTrace::read(text)
+    }
+
+    /// Reads STD text with the value extension as a stream (memory grows with the events,
+    /// not with the text). Errors name the line.
+    pub fn read<R: std::io::Read>(rdr: R) -> Result<ValueTrace> {
+        ValueTrace::read_lines(super::lines::LineReader::new(rdr))
+    }
+
+    /// As [`ValueTrace::read`], from an already buffered reader (e.g. a decompressor).
+    pub fn read_buffered<R: std::io::BufRead>(rdr: R) -> Result<ValueTrace> {
+        ValueTrace::read_lines(super::lines::LineReader::from_buf_read(rdr))
+    }
+
+    fn read_lines<R: std::io::BufRead>(
+        mut lines: super::lines::LineReader<R>,
+    ) -> Result<ValueTrace> {
         let mut vt = ValueTrace::default();
         let mut names = Names::new();
         let mut addrs = Vec::new();
         let mut last_thread = Vec::new();
         let mut last_thread_id = super::ThreadId::NONE;
-        let mut byte = 0u64;
-        for (lineno, raw) in text.split(|&b| b == b'\n').enumerate() {
-            let lineno = lineno as u64 + 1;
-            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let mut any_value = false;
+        loop {
+            let lineno = lines.line() + 1;
+            let byte = lines.byte();
+            let Some(line) = lines.next_line()? else {
+                break;
+            };
             let pos = Position {
                 line: lineno,
                 byte,
                 event: Some(vt.trace.events.len() as u64),
             };
             let at = move |e: Error| e.at(pos);
-            byte += raw.len() as u64 + 1;
             if line.is_empty() || is_skippable(line) {
                 continue;
             }
@@ -512,9 +537,16 @@ impl ValueTrace {
                     "a read of the trace must say the value it observed: `r(x)->reg=VALUE`",
                 )));
             }
+            if ann != Ann::None && !any_value {
+                // The first value: the events before it had none.
+                any_value = true;
+                vt.anns = vec![Ann::None; vt.trace.events.len()];
+            }
+            if any_value {
+                vt.anns.push(ann);
+            }
             vt.trace.events.push(ev);
             vt.trace.lines.push(lineno);
-            vt.anns.push(ann);
         }
         vt.alts.sort_by_key(|a| a.branch);
         vt.trace.names = names;
@@ -542,7 +574,7 @@ impl ValueTrace {
                 })
             };
             let env = |r: u32| regs.get(&(t, r)).copied();
-            match (&self.anns[i], ev.op) {
+            match (self.ann(i), ev.op) {
                 (Ann::Write(e), Op::Write | Op::VolatileWrite) => {
                     c.write_value[i] = e.eval(&env);
                     last_write[ev.target as usize] = Some(i);
@@ -661,7 +693,13 @@ T2|alt(4)|r(x)->c|7
         let vt = ValueTrace::parse(FIG1.as_bytes()).unwrap();
         assert_eq!(vt.trace.len(), 10);
         assert_eq!(vt.trace.events[8].op, Op::Branch);
-        assert!(matches!(vt.anns[7], Ann::Read { observed: Some(5), .. }));
+        assert!(matches!(
+            vt.ann(7),
+            Ann::Read {
+                observed: Some(5),
+                ..
+            }
+        ));
         assert_eq!(vt.alts.len(), 1);
         assert_eq!(vt.alts[0].branch, 8);
         assert_eq!(vt.alts[0].events[0].op, Op::Read);
@@ -679,7 +717,11 @@ T2|alt(4)|r(x)->c|7
         assert!(err.starts_with("2:") && err.contains("observed 2"), "{err}");
         let bad = "T0|r(x)->a=2|1\nT0|br(a>2)|2\n";
         let vt = ValueTrace::parse(bad.as_bytes()).unwrap();
-        assert!(vt.concrete().unwrap_err().to_string().contains("does not hold"));
+        assert!(vt
+            .concrete()
+            .unwrap_err()
+            .to_string()
+            .contains("does not hold"));
         for bad in [
             "T0|r(x)->a|1\n",
             "T0|alt(9)|w(x)=1|1\n",
