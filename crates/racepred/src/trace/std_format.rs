@@ -84,7 +84,7 @@ fn parse_line(
             if opfield.last() != Some(&b')') {
                 return Err(Error::syntax(format!(
                     "operation `{}` has `(` without a closing `)`",
-                    String::from_utf8_lossy(opfield)
+                    super::lines::Shown(opfield)
                 )));
             }
             (
@@ -95,9 +95,7 @@ fn parse_line(
         None => (opfield, None),
     };
     let Some(op) = Op::from_std_name(opname) else {
-        return Err(Error::new(ErrorKind::UnknownOp(
-            String::from_utf8_lossy(opname).into_owned(),
-        )));
+        return Err(Error::new(ErrorKind::UnknownOp(super::lines::show(opname))));
     };
 
     let thread_id = if super::lines::same_bytes(last_thread, thread) {
