@@ -21,7 +21,7 @@ pub fn write_detection_plot(path: &Path, exp: &Experiment) -> Result<()> {
         )));
     }
     let svg = detection_plot_svg(exp)?;
-    std::fs::write(path, svg).map_err(|e| Error::new(crate::error::ErrorKind::Io(e)).in_file(path))
+    crate::trace::write::write_atomic(path, svg.as_bytes())
 }
 
 /// The plot as an SVG document.
