@@ -86,6 +86,9 @@ impl<S: EventSource + ?Sized> EventSource for Box<S> {
     fn bytes_read(&self) -> u64 {
         (**self).bytes_read()
     }
+    fn total_bytes(&self) -> Option<u64> {
+        (**self).total_bytes()
+    }
 }
 
 /// A whole trace in memory: events, names and side data.
