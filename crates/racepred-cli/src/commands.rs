@@ -623,6 +623,7 @@ fn elide(a: ElideArgs) -> Result<ExitCode> {
     use racepred::trace::elide::{elide, ElideConfig};
     refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
     checks::rate("--fraction", a.fraction)?;
+    checks::positive("--max-window", a.max_window)?;
     anyhow::ensure!(
         !a.methods.is_empty() || !a.locks.is_empty() || a.fraction > 0.0,
         "nothing to elide: pass --methods, --locks or --fraction"

@@ -410,6 +410,51 @@ mod tests {
         assert_eq!(named(&read(&text, TextFormat::GoLog)), named(&t));
     }
 
+    /// Generated traces through each format and back: the same events, threads renamed
+    /// only from `T7` to `7` (RoadRunner, Go logs), locations only lost in CSV.
+    #[test]
+    fn generated_traces_round_trip() {
+        use crate::gen::{GenConfig, Generator};
+        let norm = |v: Vec<(String, Op, String, String)>, fork_targets: bool, locs: bool| {
+            v.into_iter()
+                .map(|(t, op, target, loc)| {
+                    let t = t.trim_start_matches('T').to_string();
+                    let target = if fork_targets && matches!(op, Op::Fork | Op::Join) {
+                        target.trim_start_matches('T').to_string()
+                    } else {
+                        target
+                    };
+                    (t, op, target, if locs { loc } else { String::new() })
+                })
+                .collect::<Vec<_>>()
+        };
+        for seed in 0..20 {
+            for fmt in [TextFormat::Rr, TextFormat::Csv, TextFormat::GoLog] {
+                let t = Generator::trace(GenConfig {
+                    events: 300,
+                    threads: 1 + seed as u32 % 5,
+                    locks: seed as u32 % 3,
+                    fork_join: fmt != TextFormat::GoLog,
+                    seed,
+                    ..GenConfig::default()
+                });
+                let text = write(&t, fmt).unwrap();
+                let back = read(&text, fmt);
+                assert_eq!(back.len(), t.len(), "{fmt:?} seed {seed}");
+                let locs = fmt != TextFormat::Csv;
+                assert_eq!(
+                    norm(named(&back), true, locs),
+                    norm(named(&t), true, locs),
+                    "{fmt:?} seed {seed}"
+                );
+                if fmt == TextFormat::Csv {
+                    // CSV keeps `T<n>` names as they are.
+                    assert_eq!(without_locs(named(&back)), without_locs(named(&t)));
+                }
+            }
+        }
+    }
+
     #[test]
     fn thread_names_that_are_not_numbers_are_numbered() {
         let t = std("main|w(x)|1\nworker|w(x)|2\n");
