@@ -135,6 +135,11 @@ impl<R: BufRead> LineReader<R> {
                 }
                 let (s, e) = (self.start, self.end);
                 self.start = e;
+                if e - s > self.max_line
+                    && e - s - (self.buf[e - 1] == b'\r') as usize > self.max_line
+                {
+                    return Err(self.too_long(e - s, false));
+                }
                 return Ok(Some(self.finish_line(s, e, e - s)));
             }
             self.fill()?;
@@ -423,6 +428,51 @@ mod tests {
         assert!(r.next_line().is_err());
         assert!(r.buf.len() <= 4 * READ_BUF, "{}", r.buf.len());
         assert_eq!(r.next_line().unwrap(), None);
+    }
+
+    proptest::proptest! {
+        /// The line limit against a naive splitter: the same lines, an error (and the line
+        /// counted) exactly for those longer than the limit, the same positions.
+        #[test]
+        fn line_limit_agrees_with_a_naive_splitter(
+            input in proptest::collection::vec(proptest::sample::select(vec![b'a', b'\n', b'\r']), 0..400),
+            max in 1usize..40,
+            chunk in 1usize..50,
+        ) {
+            let mut want = Vec::new();
+            let mut byte = 0u64;
+            let mut parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+            if parts.last().is_some_and(|l| l.is_empty()) {
+                parts.pop();
+            }
+            for (i, raw) in parts.iter().enumerate() {
+                let l = raw.strip_suffix(b"\r").unwrap_or(raw);
+                let got = if l.len() > max { None } else { Some(l.to_vec()) };
+                want.push((got, i as u64 + 1, byte));
+                byte += raw.len() as u64 + 1;
+            }
+            let mut r = LineReader::from_buf_read(std::io::BufReader::with_capacity(
+                7,
+                Trickle(&input, chunk),
+            ));
+            r.set_max_line(max);
+            let mut got = Vec::new();
+            loop {
+                match r.next_line() {
+                    Ok(None) => break,
+                    Ok(Some(l)) => {
+                        let l = l.to_vec();
+                        got.push((Some(l), r.line(), r.byte()));
+                    }
+                    Err(e) => {
+                        let p = e.position().unwrap();
+                        got.push((None, p.line, p.byte));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(r.consumed(), input.len() as u64);
+        }
     }
 
     #[test]

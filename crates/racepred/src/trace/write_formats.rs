@@ -79,6 +79,9 @@ impl TextFormat {
     }
 }
 
+/// Highest CSV column (thread number) written: a row is as long as its column number.
+const MAX_CSV_COLUMN: u64 = 1 << 16;
+
 /// A decimal `u64` without sign or spaces (what the readers accept as a thread number).
 pub(crate) fn parse_decimal(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
@@ -241,6 +244,12 @@ impl<W: Write> FormatWriter<W> {
                     }
                 }
                 TextFormat::Csv => {
+                    if thread > MAX_CSV_COLUMN {
+                        return Err(Error::invalid(format!(
+                            "thread {thread} would be CSV column {thread}; rows wider than \
+                             {MAX_CSV_COLUMN} columns are not written"
+                        )));
+                    }
                     line.resize(thread as usize, b',');
                     write!(line, "{opname}(")?;
                     match target_num {
@@ -480,6 +489,11 @@ mod tests {
             ("T0|w(a b)|1\n", TextFormat::Rr, "contains whitespace"),
             ("T0|w(a,b)|1\n", TextFormat::Csv, "contains `,`"),
             ("T0|w(x)|a,b\n", TextFormat::GoLog, "contains `,`"),
+            (
+                "T18446744073709551615|w(x)|1\n",
+                TextFormat::Csv,
+                "rows wider than 65536 columns",
+            ),
         ] {
             let e = write(&std(text), fmt).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?} {fmt:?}: {e}");
