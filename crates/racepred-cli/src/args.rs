@@ -9,7 +9,7 @@ use racepred::analysis::pacer::PacerConfig;
 /// predicts which conflicting accesses can race in another schedule of the same program.
 ///
 /// Exit status: 0 success (no race), 1 races found (or, for `validate`, violations found),
-/// 2 usage or input error.
+/// 2 usage error or an input that cannot be read.
 #[derive(Parser, Debug)]
 #[command(
     name = "racepred",
