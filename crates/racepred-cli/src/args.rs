@@ -9,7 +9,7 @@ use racepred::analysis::pacer::PacerConfig;
 /// predicts which conflicting accesses can race in another schedule of the same program.
 ///
 /// Exit status: 0 success (no race), 1 races found (or, for `validate`, violations found),
-/// 2 usage or input error.
+/// 2 usage error or an input that cannot be read.
 #[derive(Parser, Debug)]
 #[command(
     name = "racepred",
@@ -30,7 +30,7 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Count events, threads, variables, locks, locations and events per kind.
     Stats(StatsArgs),
-    /// Convert a trace between formats (std, rr, csv, golog in; std, bin out; .gz/.xz/.zst by extension).
+    /// Convert a trace between formats (std, rr, csv, golog, bin; .gz/.xz/.zst by extension).
     Convert(ConvertArgs),
     /// Write a random well-formed trace (for tests and benchmarks).
     Generate(GenerateArgs),
@@ -68,6 +68,9 @@ pub struct Input {
     /// Input format; default: from the extension, else sniffed from the content.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
+    /// Longest line accepted in a text trace (bytes); a longer line is an error naming it.
+    #[arg(long, value_name = "BYTES", default_value_t = racepred::trace::lines::DEFAULT_MAX_LINE)]
+    pub max_line: usize,
 }
 
 /// Output options shared by commands that print a result.
@@ -165,7 +168,7 @@ pub struct ValidateArgs {
     pub input: Input,
     #[command(flatten)]
     pub output: Output,
-    /// Stop after this many violations.
+    /// Stop after this many violations (0: no limit, list them all).
     #[arg(long, default_value_t = 1000)]
     pub max_errors: usize,
 }
@@ -182,11 +185,16 @@ pub struct StatsArgs {
 pub struct ConvertArgs {
     /// Input trace (`-` for standard input).
     pub input: PathBuf,
-    /// Output trace; format from the extension (.std, .rpb/.bin, optionally .gz/.xz/.zst).
+    /// Output trace; format from the extension (.std, .rpb/.bin, .rr, .csv, .golog, optionally
+    /// .gz/.xz/.zst). RoadRunner, CSV and Go logs cannot hold every event (vr/vw, mbegin, …):
+    /// such an event is an error naming it.
     pub output: PathBuf,
     /// Input format; default: from the extension, else sniffed.
     #[arg(long, value_enum)]
     pub from: Option<FormatArg>,
+    /// Longest line accepted in a text trace (bytes); a longer line is an error naming it.
+    #[arg(long, value_name = "BYTES", default_value_t = racepred::trace::lines::DEFAULT_MAX_LINE)]
+    pub max_line: usize,
     /// Output format; default: from the output extension.
     #[arg(long, value_enum)]
     pub to: Option<FormatArg>,
@@ -203,12 +211,16 @@ pub struct GenerateArgs {
     /// Output format; default: from the extension.
     #[arg(long, value_enum)]
     pub to: Option<FormatArg>,
+    /// Number of events (forks and joins included).
     #[arg(long, default_value_t = 1000)]
     pub events: u64,
+    /// Number of threads (at least 1; thread T0 forks and joins the others).
     #[arg(long, default_value_t = 4)]
     pub threads: u32,
+    /// Number of shared variables (at least 1).
     #[arg(long, default_value_t = 100)]
     pub vars: u32,
+    /// Number of locks (0: no lock events; the --sync share becomes plain accesses).
     #[arg(long, default_value_t = 4)]
     pub locks: u32,
     /// Share of events that are lock acquires/releases.
@@ -223,9 +235,10 @@ pub struct GenerateArgs {
     /// All threads run from the start instead of thread 0 forking and joining them.
     #[arg(long)]
     pub no_fork_join: bool,
-    /// Number of distinct access locations.
+    /// Number of distinct access locations (at least 1).
     #[arg(long, default_value_t = 1000)]
     pub locs: u32,
+    /// Seed of the random generator: the same seed and options give the same trace.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 }
@@ -239,7 +252,7 @@ pub struct OracleArgs {
     /// Refuse traces with more events than this.
     #[arg(long, default_value_t = 200)]
     pub max_events: usize,
-    /// Refuse searches that visit more states than this.
+    /// Refuse searches that visit more states than this (at least 1).
     #[arg(long, default_value_t = 5_000_000)]
     pub max_states: usize,
 }

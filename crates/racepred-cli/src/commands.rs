@@ -1,11 +1,11 @@
 //! One function per subcommand: validated config in, output and exit code out.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use clap::ArgMatches;
 use racepred::analysis::{self, AnalysisKind, AnalysisOptions, ClockKind, Validation};
 use racepred::gen::{GenConfig, Generator};
 use racepred::oracle::{OracleConfig, OracleNotion};
@@ -21,11 +21,14 @@ use crate::args::{
     PerturbArgs, SampleArgs, StatsArgs, ValidateArgs,
 };
 use crate::args::{Cli, Command, FormatArg};
+use crate::checks;
+use crate::outfile::{refuse_inputs, Out};
 use crate::progress::Progress;
 
-pub fn run(cli: Cli) -> Result<ExitCode> {
+/// Runs a command; `matches` are the raw flags (to tell options the user gave from defaults).
+pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
     match cli.command {
-        Command::Analyze(a) => analyze(a),
+        Command::Analyze(a) => analyze(a, matches.subcommand_matches("analyze")),
         Command::Validate(a) => validate(a),
         Command::Stats(a) => stats(a),
         Command::Convert(a) => convert(a),
@@ -50,17 +53,24 @@ pub fn format_of(f: FormatArg) -> Format {
 }
 
 fn open_input(input: &Input) -> Result<Box<dyn EventSource>> {
-    Ok(trace::open_with(&input.trace, input.format.map(format_of))?)
+    open_trace(&input.trace, input.format, input.max_line)
 }
 
-/// Standard output or `-o FILE`, buffered.
-fn open_output(output: &Output) -> Result<Box<dyn Write>> {
-    Ok(match &output.output {
-        Some(p) => Box::new(BufWriter::new(
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
-        None => Box::new(BufWriter::new(io::stdout().lock())),
-    })
+fn open_trace(
+    path: &Path,
+    format: Option<FormatArg>,
+    max_line: usize,
+) -> Result<Box<dyn EventSource>> {
+    let opts = trace::ReadOptions {
+        format: format.map(format_of),
+        max_line: checks::positive("--max-line", max_line)?,
+    };
+    Ok(trace::open_opts(path, &opts)?)
+}
+
+/// Standard output or `-o FILE` (appears when finished), buffered.
+fn open_output(output: &Output) -> Result<Out> {
+    Out::create(output.output.as_deref())
 }
 
 fn trace_name(path: &Path) -> String {
@@ -68,9 +78,10 @@ fn trace_name(path: &Path) -> String {
 }
 
 fn stats(a: StatsArgs) -> Result<ExitCode> {
+    refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     let mut src = open_input(&a.input)?;
     let mut counter = StatsCounter::new();
-    let mut progress = Progress::new();
+    let mut progress = Progress::for_input(src.total_bytes());
     let mut n = 0u64;
     while let Some(ev) = src.next_event()? {
         counter.add(&ev);
@@ -96,19 +107,40 @@ fn stats(a: StatsArgs) -> Result<ExitCode> {
             writeln!(out, "{label:<10} {value}")?;
         }
     }
-    out.flush()?;
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// True for reader errors that concern one line of a text trace, after which the reader
+/// goes on with the next line; anything else (I/O, a corrupt compressed stream, a damaged
+/// binary trace) means the input cannot be read further.
+fn is_line_error(e: &racepred::Error) -> bool {
+    use racepred::ErrorKind as K;
+    e.position().is_some_and(|p| p.line > 0)
+        && matches!(
+            e.kind(),
+            K::Syntax(_) | K::UnknownOp(_) | K::EmptyName(_) | K::NonUtf8
+        )
+}
+
 fn validate(a: ValidateArgs) -> Result<ExitCode> {
+    refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     let mut src = open_input(&a.input)?;
     let path = trace_name(&a.input.trace);
     let mut validator = Validator::new();
     // (line, rule, explanation) of every problem, syntax errors included.
     let mut problems: Vec<(u64, String, String)> = Vec::new();
     let mut events = 0u64;
-    let mut progress = Progress::new();
+    let mut progress = Progress::for_input(src.total_bytes());
     let mut last_err_pos = None;
+    // An error after which the input cannot be read: reported once, exit status 2.
+    let mut fatal = None;
+    // 0: no limit.
+    let limit = if a.max_errors == 0 {
+        usize::MAX
+    } else {
+        a.max_errors
+    };
     loop {
         match src.next_event() {
             Ok(Some(ev)) => {
@@ -122,37 +154,38 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
             }
             Ok(None) => break,
             Err(e) => {
-                let pos = e.position();
-                let line = pos.map_or(0, |p| p.line);
+                let line = e.position().map_or(0, |p| p.line);
                 // Text readers skip the bad line and go on; anything that does not advance
-                // (binary data, I/O errors) ends the run.
-                let stuck = line == 0 || last_err_pos == Some(line);
+                // (binary data, I/O errors, a corrupt compressed stream) ends the run.
+                if !is_line_error(&e) || last_err_pos == Some(line) {
+                    fatal = Some(e);
+                    break;
+                }
                 let msg = e.kind().to_string();
                 let (rule, expl) = match msg.split_once(": ") {
                     Some((r, x)) => (r.to_string(), x.to_string()),
                     None => ("error".to_string(), msg),
                 };
                 problems.push((line, rule, expl));
-                if stuck {
-                    break;
-                }
                 last_err_pos = Some(line);
             }
         }
-        if problems.len() >= a.max_errors {
+        if problems.len() >= limit {
             break;
         }
     }
     progress.finish();
     let mut out = open_output(&a.output)?;
+    let fatal_msg = fatal.as_ref().map(|e| e.to_string());
     if a.output.json {
         let v = serde_json::json!({
             "trace": path,
             "events": events,
-            "well_formed": problems.is_empty(),
+            "well_formed": problems.is_empty() && fatal.is_none(),
             "violations": problems.iter().map(|(line, rule, expl)| serde_json::json!({
                 "line": line, "rule": rule, "explanation": expl,
             })).collect::<Vec<_>>(),
+            "error": fatal_msg,
         });
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
@@ -160,10 +193,12 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
         for (line, rule, expl) in &problems {
             writeln!(out, "{path}:{line}: {rule}: {expl}")?;
         }
-        if problems.is_empty() {
+        if fatal.is_some() {
+            // The error itself goes to stderr (once), like every command's.
+        } else if problems.is_empty() {
             writeln!(out, "{path}: well-formed ({events} events)")?;
         } else {
-            let more = if problems.len() >= a.max_errors {
+            let more = if problems.len() >= limit {
                 " (stopped at --max-errors)"
             } else {
                 ""
@@ -171,7 +206,10 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
             writeln!(out, "{path}: {} problem(s){more}", problems.len())?;
         }
     }
-    out.flush()?;
+    out.finish()?;
+    if let Some(e) = fatal {
+        return Err(e.in_file(&a.input.trace).into());
+    }
     Ok(if problems.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -183,7 +221,7 @@ fn output_format(path: &Path, to: Option<FormatArg>) -> Result<Format> {
     let f = match to {
         Some(f) => format_of(f),
         None => Format::from_path(path).with_context(|| {
-            format!("cannot tell the output format from `{}`; name it .std or .rpb (optionally .gz/.xz/.zst) or pass --to", path.display())
+            format!("cannot tell the output format from `{}`; name it .std, .rpb, .rr, .csv or .golog (optionally .gz/.xz/.zst) or pass --to", path.display())
         })?,
     };
     Ok(f)
@@ -196,7 +234,7 @@ fn copy_validated(
     lenient: bool,
 ) -> Result<u64> {
     let mut validator = Validator::new();
-    let mut progress = Progress::new();
+    let mut progress = Progress::for_input(src.total_bytes());
     let mut n = 0u64;
     let mut warnings = 0u64;
     while let Some(ev) = src.next_event()? {
@@ -231,8 +269,9 @@ fn copy_validated(
 }
 
 fn convert(a: ConvertArgs) -> Result<ExitCode> {
+    refuse_inputs(&[&a.input], &[Some(&a.output)])?;
     let to = output_format(&a.output, a.to)?;
-    let mut src = trace::open_with(&a.input, a.from.map(format_of))?;
+    let mut src = open_trace(&a.input, a.from, a.max_line)?;
     let mut dst = trace::write::create(&a.output, to)?;
     copy_validated(&mut *src, &mut *dst, a.lenient).map_err(|e| {
         match e.downcast::<racepred::Error>() {
@@ -245,35 +284,24 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
 }
 
 fn generate(a: GenerateArgs) -> Result<ExitCode> {
-    for (name, v) in [
-        ("--sync", a.sync),
-        ("--reads", a.reads),
-        ("--volatile", a.volatile),
-    ] {
-        anyhow::ensure!(
-            (0.0..=1.0).contains(&v),
-            "{name} must be between 0 and 1, not {v}"
-        );
-    }
+    let cfg = GenConfig {
+        events: a.events,
+        threads: checks::positive("--threads", a.threads)?,
+        vars: checks::positive("--vars", a.vars)?,
+        locks: a.locks,
+        sync: checks::rate("--sync", a.sync)?,
+        reads: checks::rate("--reads", a.reads)?,
+        volatile: checks::rate("--volatile", a.volatile)?,
+        fork_join: !a.no_fork_join,
+        locs: checks::positive("--locs", a.locs)?,
+        seed: a.seed,
+        ..GenConfig::default()
+    };
     anyhow::ensure!(
         a.sync + a.volatile <= 1.0,
         "--sync plus --volatile must be at most 1"
     );
-    anyhow::ensure!(a.threads >= 1, "--threads must be at least 1");
     let to = output_format(&a.output, a.to)?;
-    let cfg = GenConfig {
-        events: a.events,
-        threads: a.threads,
-        vars: a.vars.max(1),
-        locks: a.locks,
-        sync: a.sync,
-        reads: a.reads,
-        volatile: a.volatile,
-        fork_join: !a.no_fork_join,
-        locs: a.locs.max(1),
-        seed: a.seed,
-        ..GenConfig::default()
-    };
     let mut src = Generator::new(cfg);
     let mut dst = trace::write::create(&a.output, to)?;
     trace::write::copy(&mut src, &mut *dst)?;
@@ -295,12 +323,32 @@ fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
 }
 
 fn oracle(a: OracleArgs) -> Result<ExitCode> {
-    let trace = read_whole(&a.input, false)?;
+    refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     let cfg = OracleConfig {
         max_events: a.max_events,
-        max_states: a.max_states,
+        max_states: checks::positive("--max-states", a.max_states)?,
     };
-    let result = racepred::oracle::analyze(&trace, &cfg).map_err(|e| e.in_file(&a.input.trace))?;
+    let trace = read_whole(&a.input, false)?;
+    let result = racepred::oracle::analyze(&trace, &cfg).map_err(|e| {
+        // The library's message names its config fields; a CLI user has flags.
+        if let racepred::ErrorKind::Budget(_) = e.kind() {
+            let path = trace_name(&a.input.trace);
+            if trace.len() > cfg.max_events {
+                return anyhow::anyhow!(
+                    "{path}: over budget: {} events is more than --max-events {} (the search is \
+                     exponential; raise --max-events at your own risk)",
+                    trace.len(),
+                    cfg.max_events
+                );
+            }
+            return anyhow::anyhow!(
+                "{path}: over budget: the exact search visited more than --max-states {} \
+                 states; raise --max-states or shorten the trace",
+                cfg.max_states
+            );
+        }
+        e.in_file(&a.input.trace).into()
+    })?;
     let reports: Vec<RaceReport> = OracleNotion::ALL
         .iter()
         .map(|&n| result.report(&trace, n))
@@ -352,18 +400,16 @@ fn write_reports(
             }
             report::text::write_text(&mut out, r, &path, names)?;
         }
+        // The SMT predictors' witness tails (nothing for other reports).
+        crate::smt::write_witness_tails(&mut out, reports)?;
     }
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
 fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&a.rate),
-        "--rate must be between 0 and 1, not {}",
-        a.rate
-    );
-    anyhow::ensure!(a.period > 0, "--period must be positive");
+    checks::rate("--rate", a.rate)?;
+    checks::period("--period", a.period)?;
     Ok(AnalysisOptions {
         clock: match a.clock {
             ClockArg::Vector => ClockKind::Vector,
@@ -405,9 +451,18 @@ fn analysis_kinds(names: &[String]) -> Result<(Vec<AnalysisKind>, Vec<SmtKind>)>
     Ok((kinds, smt))
 }
 
-fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
+    refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     let opts = analysis_options(&a)?;
     let (kinds, smt_kinds) = analysis_kinds(&a.analyses)?;
+    if let Some(m) = matches {
+        let names: Vec<&str> = kinds
+            .iter()
+            .map(|k| k.name())
+            .chain(smt_kinds.iter().map(|k| k.name()))
+            .collect();
+        checks::options_belong(m, &names, checks::ANALYSIS_OPTIONS)?;
+    }
     let mut analyses = kinds
         .iter()
         .map(|&k| analysis::create(k, &opts))
@@ -432,7 +487,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     } else {
         Validation::Strict
     };
-    let mut progress = Progress::new();
+    let mut progress = Progress::for_input(src.total_bytes());
     let summary = analysis::run(&mut *src, &mut analyses, validation, |e, b| {
         progress.update(e, b)
     })
@@ -472,15 +527,6 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         }
     }
     write_reports(&reports, &a.input.trace, names, &a.output, a.sarif, a.all)?;
-    if !a.output.json && !a.sarif && value_trace.is_some() {
-        match &a.output.output {
-            None => crate::smt::write_witness_tails(&mut io::stdout().lock(), &reports)?,
-            Some(p) => {
-                let mut f = std::fs::OpenOptions::new().append(true).open(p)?;
-                crate::smt::write_witness_tails(&mut f, &reports)?
-            }
-        }
-    }
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
     } else {
@@ -490,13 +536,17 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
 
 fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
     use racepred::analysis::sshb::{self, dot};
+    refuse_inputs(
+        &[&a.input.trace],
+        &[a.output.output.as_deref(), a.dot.as_deref()],
+    )?;
     let mut src = open_input(&a.input)?;
     let validation = if a.lenient {
         Validation::Lenient
     } else {
         Validation::Strict
     };
-    let mut progress = Progress::new();
+    let mut progress = Progress::for_input(src.total_bytes());
     let (d, summary) = sshb::diagnose(
         &mut *src,
         validation,
@@ -516,11 +566,9 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
         let maybe: Vec<usize> = (0..d.report.pairs.len())
             .filter(|&i| d.witness(i).is_some())
             .collect();
-        let mut f = BufWriter::new(
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        );
+        let mut f = Out::create(Some(p))?;
         dot::write_dot(&d, names, &maybe, &mut f)?;
-        f.flush()?;
+        f.finish()?;
     }
     if a.output.json {
         write_reports(
@@ -539,7 +587,7 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
             writeln!(out)?;
             dot::write_details(&d, names, &mut out)?;
         }
-        out.flush()?;
+        out.finish()?;
     }
     Ok(if d.report.has_races() {
         ExitCode::from(1)
@@ -549,6 +597,7 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
 }
 
 fn perturb(a: PerturbArgs) -> Result<ExitCode> {
+    refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
     let to = output_format(&a.output, a.to)?;
     let trace = read_whole(&a.input, false)?;
     let perturbed = racepred::analysis::sshb::perturb::perturb(&trace, a.window, a.seed);
@@ -559,18 +608,25 @@ fn perturb(a: PerturbArgs) -> Result<ExitCode> {
 }
 
 fn sample(a: SampleArgs) -> Result<ExitCode> {
-    use racepred::analysis::pacer::{experiment_vs_fasttrack, ExperimentConfig};
+    use racepred::analysis::pacer::{experiment_vs_fasttrack_with_progress, ExperimentConfig};
+    refuse_inputs(
+        &[&a.input.trace],
+        &[
+            a.output.output.as_deref(),
+            a.plot.as_deref(),
+            a.csv.as_deref(),
+        ],
+    )?;
     let rates = match a.rate {
-        Some(r) => vec![r],
+        Some(r) => vec![checks::rate("--rate", r)?],
         None if a.rates.is_empty() => ExperimentConfig::default().rates,
-        None => a.rates.clone(),
+        None => a
+            .rates
+            .iter()
+            .map(|&r| checks::rate("--rates", r))
+            .collect::<Result<_>>()?,
     };
-    for &r in &rates {
-        anyhow::ensure!(
-            (0.0..=1.0).contains(&r),
-            "sampling rates must be between 0 and 1, not {r}"
-        );
-    }
+    checks::period("--period", a.period)?;
     let trace = read_whole(&a.input, false)?;
     let cfg = ExperimentConfig {
         rates,
@@ -578,7 +634,11 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
         seed: a.seed,
         period: a.period,
     };
-    let exp = experiment_vs_fasttrack(&trace, &cfg)?;
+    let mut progress = Progress::new();
+    let exp = experiment_vs_fasttrack_with_progress(&trace, &cfg, &mut |done, total| {
+        progress.trials(done, total)
+    })?;
+    progress.finish();
     let ops = trace.len() as u64;
     if let Some(note) =
         racepred::analysis::pacer::few_periods_note(ops.div_ceil(a.period), a.period, ops)
@@ -589,8 +649,7 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
         racepred::report::plot::write_detection_plot(p, &exp)?;
     }
     if let Some(p) = &a.csv {
-        std::fs::write(p, exp.per_race_csv())
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        trace::write::write_atomic(p, exp.per_race_csv().as_bytes())?;
     }
     let mut out = open_output(&a.output)?;
     if a.output.json {
@@ -598,17 +657,15 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
     } else {
         write!(out, "{}", exp.summary_csv())?;
     }
-    out.flush()?;
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn elide(a: ElideArgs) -> Result<ExitCode> {
     use racepred::trace::elide::{elide, ElideConfig};
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&a.fraction),
-        "--fraction must be between 0 and 1, not {}",
-        a.fraction
-    );
+    refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
+    checks::rate("--fraction", a.fraction)?;
+    checks::positive("--max-window", a.max_window)?;
     anyhow::ensure!(
         !a.methods.is_empty() || !a.locks.is_empty() || a.fraction > 0.0,
         "nothing to elide: pass --methods, --locks or --fraction"

@@ -2,17 +2,20 @@
 //! runs, prints. All analysis logic lives in the `racepred` library.
 
 mod args;
+mod checks;
 mod commands;
+mod outfile;
 mod progress;
 mod smt;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
-    match commands::run(cli) {
+    let matches = args::Cli::command().get_matches();
+    let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match commands::run(cli, &matches) {
         Ok(code) => code,
         Err(err) => {
             if is_broken_pipe(&err) {

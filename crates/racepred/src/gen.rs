@@ -291,7 +291,8 @@ impl Generator {
             if self.world.lock_free_for(l, t) && !self.world.held(t).contains(&l) {
                 return Event::new(ThreadId(t), Op::Acquire, l, self.sync_loc(l));
             }
-        } else if r < self.cfg.sync + self.cfg.volatile {
+        } else if r >= self.cfg.sync && r < self.cfg.sync + self.cfg.volatile {
+            // (`r < sync` with no locks falls through to a plain access.)
             let v = self.cfg.vars.max(1) + self.rng.gen_range(0..4);
             let op = if self.rng.gen_bool(0.5) {
                 Op::VolatileRead

@@ -497,6 +497,9 @@ impl<S: EventSource> EventSource for IgnoreGlobal<S> {
     fn bytes_read(&self) -> u64 {
         self.inner.bytes_read()
     }
+    fn total_bytes(&self) -> Option<u64> {
+        self.inner.total_bytes()
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub fn write_detection_plot(path: &Path, exp: &Experiment) -> Result<()> {
         )));
     }
     let svg = detection_plot_svg(exp)?;
-    std::fs::write(path, svg).map_err(|e| Error::new(crate::error::ErrorKind::Io(e)).in_file(path))
+    crate::trace::write::write_atomic(path, svg.as_bytes())
 }
 
 /// The plot as an SVG document.
@@ -31,78 +31,138 @@ pub fn detection_plot_svg(exp: &Experiment) -> Result<String> {
     Ok(out)
 }
 
+/// `n thing` or `n things`.
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// Draws one legend entry's marker at (x, y) of the legend strip.
+type LegendMark<'a> = dyn Fn(
+        i32,
+        i32,
+        &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    ) -> std::result::Result<(), Box<dyn std::error::Error>>
+    + 'a;
+
+/// Height of the legend strip below the plot area (pixels).
+const LEGEND_H: u32 = 56;
+
 fn draw(out: &mut String, exp: &Experiment) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(out, (720, 540)).into_drawing_area();
+    let root = SVGBackend::with_string(out, (720, 540 + LEGEND_H)).into_drawing_area();
     root.fill(&WHITE)?;
-    let xmax = exp
+    let (plot_area, legend_area) = root.split_vertically(540);
+    // Sampling rates span orders of magnitude (0.01 … 1): a log axis keeps the small ones
+    // apart. Rate 0 has no place on it and is left out (said in the caption).
+    let mut rates: Vec<f64> = exp
         .points
         .iter()
         .map(|p| p.rate)
-        .fold(0.0f64, f64::max)
-        .max(0.01);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "PACER detection rate vs sampling rate ({} dynamic, {} distinct races)",
-                exp.dynamic_races.len(),
-                exp.distinct.len()
-            ),
-            ("sans-serif", 18),
-        )
+        .filter(|&r| r > 0.0)
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let lo = rates.first().copied().unwrap_or(0.01);
+    let hi = rates.last().copied().unwrap_or(1.0).max(lo * 10.0);
+    let (xlo, xhi) = (lo / 1.5, hi * 1.5);
+    let zero_left_out = exp.points.iter().any(|p| p.rate <= 0.0);
+    let caption = format!(
+        "PACER detection rate vs sampling rate ({}, {}){}",
+        count(exp.dynamic_races.len(), "dynamic race"),
+        count(exp.distinct.len(), "distinct race"),
+        if zero_left_out {
+            "; r = 0 not shown"
+        } else {
+            ""
+        }
+    );
+    let keys = if rates.is_empty() {
+        vec![0.01, 0.1, 1.0]
+    } else {
+        rates.clone()
+    };
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(caption, ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0.0..xmax * 1.02, 0.0..1.02f64)?;
+        .build_cartesian_2d((xlo..xhi).log_scale().with_key_points(keys), 0.0..1.02f64)?;
     chart
         .configure_mesh()
-        .x_desc("sampling rate r")
+        .x_desc("sampling rate r (log scale)")
         .y_desc("detection rate")
+        .x_label_formatter(&|x| format!("{x}"))
         .draw()?;
-    chart
-        .draw_series(LineSeries::new(
-            [(0.0, 0.0), (xmax, xmax.min(1.0))],
-            BLACK.mix(0.4),
-        ))?
-        .label("ideal (y = r)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
-    for p in &exp.points {
+    let gray = RGBColor(120, 120, 120).mix(0.5);
+    let ideal = BLACK.mix(0.4);
+    // y = r, sampled along the log axis (a curve there), up to r = 1.
+    let steps = 100;
+    let ideal_pts: Vec<(f64, f64)> = (0..=steps)
+        .map(|i| xlo * (xhi / xlo).powf(i as f64 / steps as f64))
+        .filter(|&x| x <= 1.0)
+        .map(|x| (x, x))
+        .collect();
+    chart.draw_series(LineSeries::new(ideal_pts, ideal))?;
+    let shown = |p: &&crate::analysis::pacer::RatePoint| p.rate > 0.0;
+    for p in exp.points.iter().filter(shown) {
         chart.draw_series(
             p.per_distinct
                 .iter()
-                .map(|&f| Circle::new((p.rate, f), 2, RGBColor(120, 120, 120).mix(0.5).filled())),
+                .map(|&f| Circle::new((p.rate, f), 2, gray.filled())),
         )?;
     }
     let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
     let dynamic: Vec<(f64, f64)> = exp
         .points
         .iter()
+        .filter(shown)
         .map(|p| (p.rate, finite(p.dynamic_detection)))
         .collect();
     let distinct: Vec<(f64, f64)> = exp
         .points
         .iter()
+        .filter(shown)
         .map(|p| (p.rate, finite(p.distinct_detection)))
         .collect();
-    chart
-        .draw_series(LineSeries::new(dynamic.clone(), &BLUE))?
-        .label("dynamic races (Fig. 3)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    chart.draw_series(LineSeries::new(dynamic.clone(), &BLUE))?;
     chart.draw_series(dynamic.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
-    chart
-        .draw_series(LineSeries::new(distinct.clone(), &RED))?
-        .label("distinct races (Fig. 4)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+    chart.draw_series(LineSeries::new(distinct.clone(), &RED))?;
     chart.draw_series(
         distinct
             .iter()
             .map(|&p| TriangleMarker::new(p, 5, RED.filled())),
     )?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    // The legend sits below the plot, where it cannot hide a point.
+    let font = ("sans-serif", 14).into_font();
+    let entries: [(&str, &LegendMark<'_>); 4] = [
+        ("ideal (y = r)", &|x, y, a| {
+            a.draw(&PathElement::new(vec![(x, y), (x + 24, y)], ideal))?;
+            Ok(())
+        }),
+        ("dynamic races (Fig. 3)", &|x, y, a| {
+            a.draw(&PathElement::new(vec![(x, y), (x + 24, y)], BLUE))?;
+            a.draw(&Circle::new((x + 12, y), 4, BLUE.filled()))?;
+            Ok(())
+        }),
+        ("distinct races (Fig. 4)", &|x, y, a| {
+            a.draw(&PathElement::new(vec![(x, y), (x + 24, y)], RED))?;
+            a.draw(&TriangleMarker::new((x + 12, y), 5, RED.filled()))?;
+            Ok(())
+        }),
+        ("each distinct race (Fig. 5)", &|x, y, a| {
+            a.draw(&Circle::new((x + 12, y), 2, gray.filled()))?;
+            Ok(())
+        }),
+    ];
+    for (i, (label, mark)) in entries.iter().enumerate() {
+        let (col, row) = ((i % 2) as i32, (i / 2) as i32);
+        let (x, y) = (70 + col * 320, 14 + row * 22);
+        mark(x, y, &legend_area)?;
+        legend_area.draw(&Text::new(label.to_string(), (x + 32, y - 7), font.clone()))?;
+    }
     root.present()?;
     Ok(())
 }
@@ -139,8 +199,60 @@ mod tests {
                 period: 10,
             },
         );
+        // The sweep reports every trial done, of all (for `racepred sample`'s progress).
+        let mut calls = Vec::new();
+        let again = crate::analysis::pacer::experiment_with_progress(
+            &tr,
+            &base,
+            &ExperimentConfig {
+                rates: vec![0.1, 0.5, 1.0],
+                trials: 5,
+                seed: 1,
+                period: 10,
+            },
+            &mut |d, t| calls.push((d, t)),
+        );
+        assert_eq!(again, exp);
+        assert_eq!(calls, (1..=15).map(|d| (d, 15)).collect::<Vec<_>>());
         let svg = detection_plot_svg(&exp).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("detection rate"));
+        // Log rate axis: 0.1 → 0.5 is more than twice as wide as 0.5 → 1 (linear: less).
+        let x_of = |label: &str| -> f64 {
+            let lines: Vec<&str> = svg.lines().collect();
+            // x-axis tick labels are centred under their tick (y-axis ones are not).
+            let i = (1..lines.len())
+                .find(|&i| lines[i].trim() == label && lines[i - 1].contains("\"middle\""))
+                .unwrap_or_else(|| panic!("no tick {label}"));
+            let tag = lines[i - 1];
+            let x = tag.split("x=\"").nth(1).unwrap().split('"').next().unwrap();
+            x.parse().unwrap()
+        };
+        let (a, b, c) = (x_of("0.1"), x_of("0.5"), x_of("1"));
+        assert!(b - a > 2.0 * (c - b), "{a} {b} {c}");
+        // The legend is below the plot area (the plot is 540 pixels high).
+        let legend_y = svg
+            .lines()
+            .position(|l| l.trim() == "ideal (y = r)")
+            .map(|i| svg.lines().nth(i - 1).unwrap())
+            .and_then(|t| t.split("y=\"").nth(1))
+            .and_then(|y| y.split('"').next())
+            .and_then(|y| y.parse::<f64>().ok())
+            .unwrap();
+        assert!(legend_y > 540.0, "{legend_y}");
+        // Singular and plural.
+        assert_eq!(count(1, "distinct race"), "1 distinct race");
+        assert_eq!(count(2, "distinct race"), "2 distinct races");
+        let mut one = exp.clone();
+        one.distinct.truncate(1);
+        one.dynamic_races.truncate(1);
+        for p in &mut one.points {
+            p.per_distinct.truncate(1);
+        }
+        let svg1 = detection_plot_svg(&one).unwrap();
+        assert!(
+            svg1.contains("(1 dynamic race, 1 distinct race)"),
+            "caption"
+        );
         let dir = std::env::temp_dir().join("racepred-plot-test.svg");
         write_detection_plot(&dir, &exp).unwrap();
         assert!(write_detection_plot(Path::new("x.png"), &exp).is_err());

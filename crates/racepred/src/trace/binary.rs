@@ -280,7 +280,7 @@ impl<R: BufRead> BinaryReader<R> {
                 format!(
                     "name record: {} name `{}` defined twice",
                     kind_what(kind),
-                    String::from_utf8_lossy(&self.raw)
+                    super::lines::Shown(&self.raw)
                 ),
             ));
         }

@@ -63,19 +63,17 @@ fn split_call(field: &[u8]) -> Result<(CsvOp, &[u8])> {
     let Some(open) = memchr::memchr(b'(', field) else {
         return Err(Error::syntax(format!(
             "expected `OP(TARGET)`, found `{}`",
-            String::from_utf8_lossy(field)
+            super::lines::Shown(field)
         )));
     };
     let name = &field[..open];
     let Some(op) = op_of(name) else {
-        return Err(Error::new(ErrorKind::UnknownOp(
-            String::from_utf8_lossy(name).into_owned(),
-        )));
+        return Err(Error::new(ErrorKind::UnknownOp(super::lines::show(name))));
     };
     let Some(target) = field[open + 1..].strip_suffix(b")") else {
         return Err(Error::syntax(format!(
             "`{}` has `(` without a closing `)` at the end of the field",
-            String::from_utf8_lossy(field)
+            super::lines::Shown(field)
         )));
     };
     if target.iter().any(u8::is_ascii_whitespace) {

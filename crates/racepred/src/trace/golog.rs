@@ -16,7 +16,7 @@
 //! | `RD`, `WR` | `r`, `w` of variable `OBJ` |
 //! | `SIG`, `WT` | `sig`, `wait` of condition `OBJ` |
 //!
-//! Names: the thread is the raw `TID` token (`24`, not `T24`), so reports use the Go tool's
+//! Names: the thread is the raw `TID` token, a decimal number (`24`, not `T24`), so reports use the Go tool's
 //! own numbering; `OBJ` and `LOC` are kept as tokens too, and `nil` is an ordinary location
 //! name (the paper logs lock operations with location `nil`). `NUM` (the paper's global
 //! access number; a lock-operation counter or `0` for lock events) must be a decimal `u64`
@@ -107,23 +107,27 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
         if parse_u64(trim(&tid[..colon])).is_none() {
             return Err(Error::syntax(format!(
                 "event number `{}` before `:` is not a decimal number",
-                String::from_utf8_lossy(&tid[..colon])
+                super::lines::Shown(&tid[..colon])
             )));
         }
         tid = trim(&tid[colon + 1..]);
     }
     let Some(op) = op_of(op) else {
-        return Err(Error::new(ErrorKind::UnknownOp(
-            String::from_utf8_lossy(op).into_owned(),
-        )));
+        return Err(Error::new(ErrorKind::UnknownOp(super::lines::show(op))));
     };
     check_name(tid, "thread")?;
+    if parse_u64(tid).is_none() {
+        return Err(Error::syntax(format!(
+            "thread id `{}` is not a decimal number",
+            super::lines::Shown(tid)
+        )));
+    }
     check_name(obj, super::binary::kind_what(op.target_kind()))?;
     check_name(loc, "location")?;
     let Some(seq) = parse_u64(num) else {
         return Err(Error::syntax(format!(
             "global access number `{}` is not a decimal number",
-            String::from_utf8_lossy(num)
+            super::lines::Shown(num)
         )));
     };
     let t = ThreadId(names.threads.intern(tid));
@@ -162,6 +166,8 @@ mod tests {
             ("1,WR,x,l,two\n", "not a decimal"),
             ("a:1,WR,x,l,2\n", "event number `a`"),
             (",WR,x,l,2\n", "empty thread name"),
+            ("x,WR,x,l,2\n", "thread id `x` is not a decimal number"),
+            ("7:x,WR,x,l,2\n", "thread id `x` is not a decimal number"),
             ("STUCK\n", "found 1"),
         ] {
             let e = Trace::read_from(&mut GoLogReader::new(input.as_bytes()))

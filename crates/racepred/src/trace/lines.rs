@@ -24,6 +24,47 @@ pub struct LineReader<R> {
     /// Byte offset of the start of the line last returned.
     byte: u64,
     next_byte: u64,
+    /// Longest line accepted, in bytes (without its line ending).
+    max_line: usize,
+    /// Discarding the rest of a line that was too long.
+    skipping: bool,
+}
+
+/// Default longest line a text reader accepts (1 MiB): memory stays bounded on a damaged
+/// input without line breaks.
+pub const DEFAULT_MAX_LINE: usize = 1 << 20;
+
+/// At most this many bytes of an offending token are echoed in an error message.
+pub const SHOW_MAX: usize = 64;
+
+/// A token as an error message shows it: lossy UTF-8, cut after [`SHOW_MAX`] bytes with
+/// `…(N bytes)`, so a megabyte-long bad name does not make a megabyte-long message.
+pub struct Shown<'a>(pub &'a [u8]);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.len() <= SHOW_MAX {
+            write!(f, "{}", String::from_utf8_lossy(self.0))
+        } else {
+            // Cut at a character boundary when the prefix is UTF-8 (the lossy conversion
+            // would show a split character as U+FFFD otherwise).
+            let mut n = SHOW_MAX;
+            while n > SHOW_MAX - 4 && std::str::from_utf8(&self.0[..n]).is_err() {
+                n -= 1;
+            }
+            write!(
+                f,
+                "{}…({} bytes)",
+                String::from_utf8_lossy(&self.0[..n]),
+                self.0.len()
+            )
+        }
+    }
+}
+
+/// [`Shown`] as a `String`.
+pub fn show(s: &[u8]) -> String {
+    Shown(s).to_string()
 }
 
 /// Buffer size for text readers (large reads matter for decompressed streams).
@@ -50,28 +91,99 @@ impl<R: BufRead> LineReader<R> {
             line: 0,
             byte: 0,
             next_byte: 0,
+            max_line: DEFAULT_MAX_LINE,
+            skipping: false,
         }
+    }
+
+    /// Sets the longest line accepted (bytes); a longer line is an error naming it, and
+    /// reading goes on after it.
+    pub fn set_max_line(&mut self, max: usize) {
+        self.max_line = max.max(1);
     }
 
     /// The next line without its `\n` / `\r\n`, or `None` at the end of input.
     #[inline]
     pub fn next_line(&mut self) -> Result<Option<&[u8]>> {
+        if self.skipping {
+            self.skip_rest()?;
+        }
         loop {
             let from = self.scanned.max(self.start);
             if let Some(i) = find_byte(&self.buf[from..self.end], b'\n') {
                 let (s, e) = (self.start, from + i);
                 self.start = e + 1;
                 self.scanned = self.start;
+                if e - s > self.max_line {
+                    let cr = self.buf[e - 1] == b'\r';
+                    if e - s - cr as usize > self.max_line {
+                        return Err(self.too_long(e + 1 - s, false));
+                    }
+                }
                 return Ok(Some(self.finish_line(s, e, e + 1 - s)));
             }
             self.scanned = self.end;
+            if self.end - self.start > self.max_line.saturating_add(1) {
+                let n = self.end - self.start;
+                self.start = self.end;
+                self.scanned = self.end;
+                return Err(self.too_long(n, true));
+            }
             if self.eof {
                 if self.start == self.end {
                     return Ok(None);
                 }
                 let (s, e) = (self.start, self.end);
                 self.start = e;
+                if e - s > self.max_line
+                    && e - s - (self.buf[e - 1] == b'\r') as usize > self.max_line
+                {
+                    return Err(self.too_long(e - s, false));
+                }
                 return Ok(Some(self.finish_line(s, e, e - s)));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Counts a too-long line of which `n` bytes were consumed; `more` if the rest of it is
+    /// still to be skipped.
+    #[cold]
+    #[inline(never)]
+    fn too_long(&mut self, n: usize, more: bool) -> Error {
+        self.line += 1;
+        self.byte = self.next_byte;
+        self.next_byte += n as u64;
+        self.skipping = more;
+        Error::syntax(format!(
+            "line longer than {} bytes (the line limit); is this a trace?",
+            self.max_line
+        ))
+        .at(Position {
+            line: self.line,
+            byte: self.byte,
+            event: None,
+        })
+    }
+
+    /// Consumes input up to and including the next newline (the rest of a too-long line).
+    #[cold]
+    #[inline(never)]
+    fn skip_rest(&mut self) -> Result<()> {
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                self.next_byte += i as u64 + 1;
+                self.start += i + 1;
+                self.scanned = self.start;
+                self.skipping = false;
+                return Ok(());
+            }
+            self.next_byte += (self.end - self.start) as u64;
+            self.start = self.end;
+            self.scanned = self.end;
+            if self.eof {
+                self.skipping = false;
+                return Ok(());
             }
             self.fill()?;
         }
@@ -224,17 +336,6 @@ fn load8(s: &[u8]) -> u64 {
     w
 }
 
-/// A token for an error message: at most 64 bytes of it, with its length when cut (a 1 MB
-/// bad token must not become a 1 MB message).
-pub fn shown(s: &[u8]) -> String {
-    const MAX: usize = 64;
-    if s.len() <= MAX {
-        String::from_utf8_lossy(s).into_owned()
-    } else {
-        format!("{}…({} bytes)", String::from_utf8_lossy(&s[..MAX]), s.len())
-    }
-}
-
 /// Checks that a name is non-empty UTF-8.
 #[inline]
 pub fn check_name(s: &[u8], what: &'static str) -> Result<()> {
@@ -289,6 +390,8 @@ mod tests {
     fn lines(input: &[u8], chunk: usize) -> Vec<(Vec<u8>, u64, u64)> {
         let mut r =
             LineReader::from_buf_read(std::io::BufReader::with_capacity(7, Trickle(input, chunk)));
+        // Lines longer than the default limit, to cross several buffer growths.
+        r.set_max_line(4 * READ_BUF);
         let mut out = Vec::new();
         while let Some(l) = r.next_line().unwrap() {
             let l = l.to_vec();
@@ -296,6 +399,93 @@ mod tests {
         }
         assert_eq!(r.consumed(), input.len() as u64);
         out
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error_naming_it_and_reading_goes_on() {
+        for chunk in [3, 1 << 16, usize::MAX] {
+            let mut input = b"ab\n".to_vec();
+            input.extend(std::iter::repeat_n(b'x', 100));
+            input.extend_from_slice(b"\n0123456789\r\nlast");
+            let mut r = LineReader::from_buf_read(std::io::BufReader::with_capacity(
+                7,
+                Trickle(&input, chunk),
+            ));
+            r.set_max_line(10);
+            assert_eq!(r.next_line().unwrap(), Some(&b"ab"[..]));
+            let e = r.next_line().unwrap_err();
+            assert_eq!(e.position().map(|p| (p.line, p.byte)), Some((2, 3)));
+            assert!(e.to_string().contains("line longer than 10 bytes"), "{e}");
+            assert_eq!(r.next_line().unwrap(), Some(&b"0123456789"[..]));
+            assert_eq!((r.line(), r.byte()), (3, 104));
+            assert_eq!(r.next_line().unwrap(), Some(&b"last"[..]));
+            assert_eq!(r.next_line().unwrap(), None);
+            assert_eq!(r.consumed(), input.len() as u64);
+        }
+        // The buffer stays near the limit, however long the line.
+        let long = vec![b'y'; 8 * READ_BUF];
+        let mut r = LineReader::new(&long[..]);
+        assert!(r.next_line().is_err());
+        assert!(r.buf.len() <= 4 * READ_BUF, "{}", r.buf.len());
+        assert_eq!(r.next_line().unwrap(), None);
+    }
+
+    proptest::proptest! {
+        /// The line limit against a naive splitter: the same lines, an error (and the line
+        /// counted) exactly for those longer than the limit, the same positions.
+        #[test]
+        fn line_limit_agrees_with_a_naive_splitter(
+            input in proptest::collection::vec(proptest::sample::select(vec![b'a', b'\n', b'\r']), 0..400),
+            max in 1usize..40,
+            chunk in 1usize..50,
+        ) {
+            let mut want = Vec::new();
+            let mut byte = 0u64;
+            let mut parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+            if parts.last().is_some_and(|l| l.is_empty()) {
+                parts.pop();
+            }
+            for (i, raw) in parts.iter().enumerate() {
+                let l = raw.strip_suffix(b"\r").unwrap_or(raw);
+                let got = if l.len() > max { None } else { Some(l.to_vec()) };
+                want.push((got, i as u64 + 1, byte));
+                byte += raw.len() as u64 + 1;
+            }
+            let mut r = LineReader::from_buf_read(std::io::BufReader::with_capacity(
+                7,
+                Trickle(&input, chunk),
+            ));
+            r.set_max_line(max);
+            let mut got = Vec::new();
+            loop {
+                match r.next_line() {
+                    Ok(None) => break,
+                    Ok(Some(l)) => {
+                        let l = l.to_vec();
+                        got.push((Some(l), r.line(), r.byte()));
+                    }
+                    Err(e) => {
+                        let p = e.position().unwrap();
+                        got.push((None, p.line, p.byte));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(r.consumed(), input.len() as u64);
+        }
+    }
+
+    #[test]
+    fn shown_tokens_are_bounded() {
+        assert_eq!(show(b"abc"), "abc");
+        let long = vec![b'q'; 2_000_000];
+        let s = show(&long);
+        assert_eq!(s, format!("{}…(2000000 bytes)", "q".repeat(64)));
+        // A multi-byte character is not split.
+        let mut e = vec![b'a'; 63];
+        e.extend_from_slice("é".as_bytes());
+        e.extend_from_slice(&[b'b'; 10]);
+        assert_eq!(show(&e), format!("{}…(75 bytes)", "a".repeat(63)));
     }
 
     #[test]

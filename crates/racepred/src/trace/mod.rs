@@ -5,6 +5,7 @@
 //! [`Trace`] (for the oracle, multi-pass analyses and tests) is read from any source and can
 //! itself be replayed as a source.
 
+mod atomic_file;
 mod event;
 pub mod lines;
 mod names;
@@ -21,10 +22,11 @@ pub mod text;
 pub mod validate;
 pub mod values;
 pub mod write;
+mod write_formats;
 
 pub use event::{AddrId, CondId, Event, LocId, LockId, MethodId, NameKind, Op, ThreadId, VarId};
 pub use names::{Interner, Names};
-pub use open::{open, open_with, Format};
+pub use open::{open, open_opts, open_with, Format, ReadOptions};
 
 use crate::error::{Position, Result};
 
@@ -58,6 +60,12 @@ pub trait EventSource {
     fn bytes_read(&self) -> u64 {
         self.position().byte
     }
+
+    /// Size of the input in the unit of [`bytes_read`](Self::bytes_read), when known (a
+    /// regular file), for progress bars that show a percentage.
+    fn total_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<S: EventSource + ?Sized> EventSource for Box<S> {
@@ -78,6 +86,9 @@ impl<S: EventSource + ?Sized> EventSource for Box<S> {
     }
     fn bytes_read(&self) -> u64 {
         (**self).bytes_read()
+    }
+    fn total_bytes(&self) -> Option<u64> {
+        (**self).total_bytes()
     }
 }
 

@@ -4,7 +4,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::lines::READ_BUF;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::lines::{DEFAULT_MAX_LINE, READ_BUF};
 use super::{binary, csv, golog, rr, std_format, EventSource};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -194,13 +196,45 @@ fn std_format_like(line: &[u8]) -> bool {
             || line.windows(4).any(|w| w == b"|end"))
 }
 
+/// How to open a trace: the format (`None`: from the file name, else sniffed) and the
+/// longest line a text reader accepts.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    pub format: Option<Format>,
+    /// Longest line of a text format, in bytes; a longer line is an error naming it.
+    pub max_line: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+}
+
 /// Opens a trace from any reader: decompresses, then picks `format` or sniffs the content.
 pub fn open_reader<R: Read + 'static>(
     rdr: R,
     format: Option<Format>,
 ) -> Result<Box<dyn EventSource>> {
+    open_reader_opts(
+        rdr,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
+}
+
+/// [`open_reader`] with every option.
+pub fn open_reader_opts<R: Read + 'static>(
+    rdr: R,
+    opts: &ReadOptions,
+) -> Result<Box<dyn EventSource>> {
     let mut plain = decompress(rdr)?;
-    let format = match format {
+    let format = match opts.format {
         Some(f) => f,
         None => {
             let head = plain.fill_buf()?;
@@ -212,11 +246,20 @@ pub fn open_reader<R: Read + 'static>(
             })?
         }
     };
+    fn text<F: super::text::LineFormat + 'static>(
+        plain: Box<dyn BufRead>,
+        max_line: usize,
+    ) -> Box<dyn EventSource> {
+        let mut r = super::text::TextReader::<_, F>::from_buf_read(plain);
+        r.set_max_line(max_line);
+        Box::new(r)
+    }
+    let m = opts.max_line;
     Ok(match format {
-        Format::Std => Box::new(std_format::StdReader::from_buf_read(plain)),
-        Format::Rr => Box::new(rr::RrReader::from_buf_read(plain)),
-        Format::Csv => Box::new(csv::CsvReader::from_buf_read(plain)),
-        Format::GoLog => Box::new(golog::GoLogReader::from_buf_read(plain)),
+        Format::Std => text::<std_format::StdFormat>(plain, m),
+        Format::Rr => text::<rr::RrFormat>(plain, m),
+        Format::Csv => text::<csv::CsvFormat>(plain, m),
+        Format::GoLog => text::<golog::GoLogFormat>(plain, m),
         Format::Binary => Box::new(binary::BinaryReader::from_buf_read(plain)?),
     })
 }
@@ -225,20 +268,71 @@ pub fn open_reader<R: Read + 'static>(
 /// extension's (`.std`, `.rr`, `.csv`, `.golog`, `.rpb`, each optionally `.gz`/`.xz`/`.zst`),
 /// else sniffed from the content. Errors carry the path.
 pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource>> {
-    let format = format.or_else(|| Format::from_path(path));
+    open_opts(
+        path,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
+}
+
+/// [`open_with`] with every option. A file named as compressed (`.gz`, `.xz`, `.zst`) that
+/// is empty is an error (a compressed stream has at least a header), not an empty trace.
+/// [`EventSource::bytes_read`] and [`EventSource::total_bytes`] count the file's own
+/// (compressed) bytes, for progress bars.
+pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource>> {
+    let mut opts = opts.clone();
+    opts.format = opts.format.or_else(|| Format::from_path(path));
+    let counted = std::sync::Arc::new(AtomicU64::new(0));
+    let mut total = None;
     let src = if path == Path::new("-") {
-        open_reader(std::io::stdin(), format)
+        open_reader_opts(std::io::stdin(), &opts)
     } else {
         let f = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
-        open_reader(f, format)
+        let meta = f.metadata().map_err(|e| Error::from(e).in_file(path))?;
+        if meta.is_file() {
+            total = Some(meta.len());
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if meta.len() == 0 && Compression::from_extension(ext).is_some() {
+                return Err(Error::new(ErrorKind::Truncated(format!(
+                    "the file is empty, but a .{ext} file holds at least a compression header"
+                )))
+                .at(crate::error::Position::default())
+                .in_file(path));
+            }
+        }
+        open_reader_opts(
+            Counting {
+                inner: f,
+                n: counted.clone(),
+            },
+            &opts,
+        )
     };
     src.map(|s| {
         Box::new(WithPath {
             inner: s,
             path: path.into(),
+            counted: total.map(|_| counted),
+            total,
         }) as Box<dyn EventSource>
     })
     .map_err(|e| e.in_file(path))
+}
+
+/// Counts the bytes read from a file.
+struct Counting<R> {
+    inner: R,
+    n: std::sync::Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
 }
 
 /// Opens a trace file, format from its name or content.
@@ -246,10 +340,13 @@ pub fn open(path: &Path) -> Result<Box<dyn EventSource>> {
     open_with(path, None)
 }
 
-/// Adds the file path to every error of a source.
+/// Adds the file path to every error of a source; counts the file's bytes.
 struct WithPath {
     inner: Box<dyn EventSource>,
     path: std::path::PathBuf,
+    /// Bytes read from the file (`None` for standard input and other non-regular files).
+    counted: Option<std::sync::Arc<AtomicU64>>,
+    total: Option<u64>,
 }
 
 impl EventSource for WithPath {
@@ -270,7 +367,13 @@ impl EventSource for WithPath {
         self.inner.seq()
     }
     fn bytes_read(&self) -> u64 {
-        self.inner.bytes_read()
+        match &self.counted {
+            Some(n) => n.load(Ordering::Relaxed),
+            None => self.inner.bytes_read(),
+        }
+    }
+    fn total_bytes(&self) -> Option<u64> {
+        self.total
     }
 }
 
@@ -308,6 +411,27 @@ mod tests {
             ("a.data", None),
         ] {
             assert_eq!(Format::from_path(Path::new(p)), f, "{p}");
+        }
+    }
+
+    #[test]
+    fn empty_compressed_file_and_nul_bytes_are_errors() {
+        let d = std::env::temp_dir().join(format!("racepred-open-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        for ext in ["gz", "xz", "zst"] {
+            let p = d.join(format!("e.std.{ext}"));
+            std::fs::write(&p, b"").unwrap();
+            let e = open(&p).err().expect("an error").to_string();
+            assert!(e.contains("truncated: the file is empty"), "{e}");
+            assert!(e.starts_with(&p.display().to_string()), "{e}");
+        }
+        for name in ["z.rr", "z.csv", "z.std", "z.golog"] {
+            let p = d.join(name);
+            std::fs::write(&p, [0u8; 100]).unwrap();
+            let e = crate::trace::Trace::read_from(&mut *open(&p).unwrap())
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(&format!("{}:1: syntax:", p.display())), "{e}");
         }
     }
 

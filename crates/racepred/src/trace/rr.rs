@@ -26,6 +26,9 @@
 //! an error. Other events take `F2` as location when present and have none otherwise.
 //! Fields are whitespace-separated tokens; anything after `F2` is ignored, as RAPID does.
 //!
+//! Threads (the first argument, and the target of `Start`/`Join`) are decimal numbers, as
+//! RoadRunner writes them; anything else is an error naming the line.
+//!
 //! Where we differ from RAPID, on purpose:
 //! - RAPID silently skips `@` lines that do not match; we report them (`file:line`, what is
 //!   wrong) so a damaged log is not read as a shorter one. Lines not starting with `@`
@@ -110,9 +113,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
     };
     let opname = &body[..open];
     let Some(op) = op_of(opname) else {
-        return Err(Error::new(ErrorKind::UnknownOp(
-            String::from_utf8_lossy(opname).into_owned(),
-        )));
+        return Err(Error::new(ErrorKind::UnknownOp(super::lines::show(opname))));
     };
     // The call token runs to the first whitespace; it must end with `)`.
     let after = &body[open + 1..];
@@ -124,7 +125,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
     let Some(inner) = call.strip_suffix(b")") else {
         return Err(Error::syntax(format!(
             "`{}(` has no closing `)` before whitespace or the end of the line",
-            String::from_utf8_lossy(opname)
+            super::lines::Shown(opname)
         )));
     };
     let Some(comma) = memchr::memchr(b',', inner) else {
@@ -144,6 +145,16 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
     };
     check_name(thread, "thread")?;
     check_name(aux, super::binary::kind_what(op.target_kind()))?;
+    for (t, what) in [(thread, "thread"), (aux, "started or joined thread")] {
+        if (what == "thread" || op.target_kind() == super::NameKind::Thread)
+            && super::write_formats::parse_decimal(t).is_none()
+        {
+            return Err(Error::syntax(format!(
+                "{what} `{}` is not a number (RoadRunner numbers its threads)",
+                super::lines::Shown(t)
+            )));
+        }
+    }
     let (_f1, rest) = token(rest);
     let (f2, _) = token(rest);
     let loc = if f2.is_empty() {
@@ -192,6 +203,25 @@ mod tests {
         assert_eq!(t.events[3].op, Op::Fork);
         assert_eq!(t.names.loc(t.events[3].loc), "9");
         assert_eq!(t.lines, vec![2, 3, 4, 6]);
+    }
+
+    #[test]
+    fn threads_are_numbers() {
+        for (input, want) in [
+            ("@ Rd(x,y) F L\n", "thread `x` is not a number"),
+            (
+                "@ Start(1,t2)\n",
+                "started or joined thread `t2` is not a number",
+            ),
+            ("@ Rd(x,y)\n", "thread `x` is not a number"),
+            ("@ Rd(1,y)\n", "needs a location"),
+        ] {
+            let e = read(input).unwrap_err().in_file("t.rr").to_string();
+            assert!(
+                e.starts_with("t.rr:1: syntax: ") && e.contains(want),
+                "{input:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -141,7 +141,7 @@ pub(crate) fn parse_line<'a>(
             else {
                 return Err(Error::syntax(format!(
                     "operation `{}` has `(` without a closing `)`",
-                    super::lines::shown(opfield)
+                    super::lines::Shown(opfield)
                 )));
             };
             (name, Some(&opfield[open + 1..close]), &opfield[close + 1..])
@@ -149,9 +149,7 @@ pub(crate) fn parse_line<'a>(
         None => (opfield, None, &opfield[opfield.len()..]),
     };
     let Some(op) = Op::from_std_name(opname) else {
-        return Err(Error::new(ErrorKind::UnknownOp(super::lines::shown(
-            opname,
-        ))));
+        return Err(Error::new(ErrorKind::UnknownOp(super::lines::show(opname))));
     };
     let part = match (op, arg) {
         (Op::Local, Some(a)) => ValuePart::Let(a),
@@ -238,7 +236,7 @@ fn value_suffix(op: Op, suffix: &[u8]) -> Result<ValuePart<'_>> {
     }
     Err(Error::syntax(format!(
         "unexpected `{}` after `{op}(…)` (values: `w(x)=EXPR`, `r(x)->REG=VALUE`)",
-        super::lines::shown(suffix)
+        super::lines::Shown(suffix)
     )))
 }
 

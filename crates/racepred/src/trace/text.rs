@@ -82,6 +82,27 @@ impl<R: BufRead, F: LineFormat> TextReader<R, F> {
     }
 }
 
+impl<R: BufRead, F> TextReader<R, F> {
+    /// Sets the longest line accepted (default [`DEFAULT_MAX_LINE`](super::lines::DEFAULT_MAX_LINE)).
+    pub fn set_max_line(&mut self, max: usize) {
+        self.lines.set_max_line(max);
+    }
+}
+
+/// A line the format would skip (a comment, a banner, a header) holds NUL bytes: binary
+/// data, not text, and never skipped silently. (Lines with events fail in their own parser.)
+#[cold]
+#[inline(never)]
+fn nul_error<R: BufRead>(lines: &LineReader<R>, events: u64) -> crate::error::Error {
+    crate::error::Error::syntax("line contains NUL bytes: binary data, not a text trace").at(
+        Position {
+            line: lines.line(),
+            byte: lines.byte(),
+            event: Some(events),
+        },
+    )
+}
+
 impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
     #[inline]
     fn next_event(&mut self) -> Result<Option<Event>> {
@@ -96,6 +117,9 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
                 return Ok(None);
             };
             if F::skip(line) {
+                if memchr::memchr(0, line).is_some() {
+                    return Err(nul_error(&self.lines, self.events));
+                }
                 continue;
             }
             match self.format.parse(line, lineno, &mut self.names) {
@@ -103,7 +127,12 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
                     self.events += 1;
                     return Ok(Some(ev));
                 }
-                Ok(None) => continue,
+                Ok(None) => {
+                    if memchr::memchr(0, line).is_some() {
+                        return Err(nul_error(&self.lines, self.events));
+                    }
+                    continue;
+                }
                 Err(e) => {
                     return Err(e.at(Position {
                         line: self.lines.line(),

@@ -15,12 +15,13 @@
 //! `#`) are rejected with an error naming the name, never written ambiguously. Parentheses
 //! are fine: the reader splits the operation at the first `(` and the last `)`.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+pub use super::atomic_file::{write_atomic, AtomicFile};
 use super::binary::BinaryWriter;
 use super::open::Format;
+pub use super::write_formats::{FormatWriter, TextFormat};
 use super::{AddrId, Event, EventSource, NameKind, Names, Op};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -183,7 +184,8 @@ fn check_std_name(name: &str, role: Role) -> Result<()> {
     };
     let fail = |why: &str| {
         Err(Error::invalid(format!(
-            "{what} name {name:?} cannot be written in STD: {why}"
+            "{what} name {:?} cannot be written in STD: {why}",
+            super::lines::show(name.as_bytes())
         )))
     };
     let b = name.as_bytes();
@@ -240,18 +242,20 @@ impl<W: Write> TraceWriter for BinaryWriter<W> {
 // Files
 // ---------------------------------------------------------------------------------------
 
-/// An output file, compressed by its extension.
+/// An output file, compressed by its extension, written through an [`AtomicFile`]: it
+/// appears at its path only when [`finish`](Sink::finish) succeeds (after the compression
+/// trailer is written); dropped unfinished, it leaves nothing behind.
 pub enum Sink {
-    Plain(BufWriter<File>),
-    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
-    Xz(xz2::write::XzEncoder<BufWriter<File>>),
-    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+    Plain(BufWriter<AtomicFile>),
+    Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
+    Xz(xz2::write::XzEncoder<BufWriter<AtomicFile>>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<AtomicFile>>),
 }
 
 impl Sink {
-    /// Creates `path`, compressing if its extension is `.gz`, `.xz` or `.zst`.
+    /// Starts writing `path`, compressing if its extension is `.gz`, `.xz` or `.zst`.
     pub fn create(path: &Path) -> Result<Sink> {
-        let f = File::create(path).map_err(|e| Error::from(e).in_file(path))?;
+        let f = AtomicFile::create(path)?;
         let w = BufWriter::with_capacity(1 << 20, f);
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         Ok(match ext {
@@ -265,16 +269,16 @@ impl Sink {
         })
     }
 
-    /// Writes the compression trailer and flushes the file.
+    /// Writes the compression trailer, flushes the file and renames it into place.
     pub fn finish(self) -> Result<()> {
-        let mut w = match self {
+        let w = match self {
             Sink::Plain(w) => w,
             Sink::Gzip(e) => e.finish()?,
             Sink::Xz(e) => e.finish()?,
             Sink::Zstd(e) => e.finish()?,
         };
-        w.flush()?;
-        Ok(())
+        let f = w.into_inner().map_err(|e| Error::from(e.into_error()))?;
+        f.commit()
     }
 }
 
@@ -310,9 +314,11 @@ impl Write for Sink {
 enum FileWriterInner {
     Std(StdWriter<Sink>),
     Bin(BinaryWriter<Sink>),
+    Text(FormatWriter<Sink>),
 }
 
-/// A writer to a file (see [`create`]); errors carry the path.
+/// A writer to a file (see [`create`]); errors carry the path. The file appears only when
+/// [`finish`](TraceWriter::finish) succeeds.
 pub struct FileWriter {
     inner: FileWriterInner,
     path: std::path::PathBuf,
@@ -330,6 +336,7 @@ impl TraceWriter for FileWriter {
         match &mut self.inner {
             FileWriterInner::Std(w) => w.write_event(ev, names, addresses),
             FileWriterInner::Bin(w) => w.write_event(ev, names, addresses, seq),
+            FileWriterInner::Text(w) => w.write_event(ev, names, seq),
         }
     }
     fn finish(self: Box<Self>) -> Result<()> {
@@ -337,23 +344,30 @@ impl TraceWriter for FileWriter {
         match self.inner {
             FileWriterInner::Std(w) => w.finish().and_then(Sink::finish),
             FileWriterInner::Bin(w) => w.finish().and_then(Sink::finish),
+            FileWriterInner::Text(w) => w.finish().and_then(Sink::finish),
         }
         .map_err(|e| e.in_file(path))
     }
 }
 
-/// Creates a trace file in `format` (`Std` or `Binary`), compressed by the path's extension
-/// (`.gz`, `.xz`, `.zst`). Other formats are input-only and give an error.
+/// Creates a trace file in `format` (every format racepred reads: STD, binary, RoadRunner,
+/// RAPID CSV, Go-tool logs; see [`FormatWriter`] for what the last three can hold),
+/// compressed by the path's extension (`.gz`, `.xz`, `.zst`). The file is written through a
+/// temporary file and appears at `path` only when the writer's `finish` succeeds; a writer
+/// dropped without `finish` (a failed run) leaves no file and an existing one untouched.
 pub fn create(path: &Path, format: Format) -> Result<Box<dyn TraceWriter>> {
+    let text = |fmt| -> Result<FileWriterInner> {
+        Ok(FileWriterInner::Text(FormatWriter::new(
+            Sink::create(path)?,
+            fmt,
+        )))
+    };
     let inner = match format {
         Format::Std => FileWriterInner::Std(StdWriter::new(Sink::create(path)?)),
         Format::Binary => FileWriterInner::Bin(BinaryWriter::new(Sink::create(path)?)),
-        other => {
-            return Err(Error::invalid(format!(
-                "cannot write {other} traces (output formats: std, bin)"
-            ))
-            .in_file(path))
-        }
+        Format::Rr => text(TextFormat::Rr)?,
+        Format::Csv => text(TextFormat::Csv)?,
+        Format::GoLog => text(TextFormat::GoLog)?,
     };
     Ok(Box::new(FileWriter {
         inner,
@@ -390,6 +404,54 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"a|b\" cannot be written in STD"), "{e}");
+    }
+
+    fn tmp_dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("racepred-write-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn files_appear_whole_on_finish_compressed_or_not() {
+        let d = tmp_dir("finish");
+        let t = Trace::read_from(&mut StdReader::new(&b"T0|w(x)|1\nT1|r(x)|2\n"[..])).unwrap();
+        for name in [
+            "a.std",
+            "a.std.gz",
+            "a.std.xz",
+            "a.std.zst",
+            "a.rpb.gz",
+            "a.rr",
+            "a.csv.gz",
+            "a.golog",
+        ] {
+            let p = d.join(name);
+            let f = Format::from_path(&p).unwrap();
+            let mut w = create(&p, f).unwrap();
+            copy(&mut t.source(), &mut *w).unwrap();
+            assert!(!p.exists(), "{name}: visible before finish");
+            w.finish().unwrap();
+            let back = Trace::read_from(&mut *crate::trace::open(&p).unwrap()).unwrap();
+            assert_eq!(back.len(), 2, "{name}");
+        }
+        // A writer dropped without finish (a failed run) leaves nothing, and an existing
+        // file as it was.
+        let p = d.join("b.std.zst");
+        drop(create(&p, Format::Std).unwrap());
+        std::fs::write(d.join("c.std"), b"old").unwrap();
+        let mut w = create(&d.join("c.std"), Format::Std).unwrap();
+        copy(&mut t.source(), &mut *w).unwrap();
+        drop(w);
+        let mut left: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with("a."))
+            .collect();
+        left.sort();
+        assert_eq!(left, ["c.std"]);
+        assert_eq!(std::fs::read(d.join("c.std")).unwrap(), b"old");
     }
 
     #[test]

@@ -103,6 +103,19 @@ pub struct Experiment {
 
 /// Runs the experiment against a baseline report (FastTrack's, normally).
 pub fn experiment(trace: &Trace, baseline: &RaceReport, cfg: &ExperimentConfig) -> Experiment {
+    experiment_with_progress(trace, baseline, cfg, &mut |_, _| {})
+}
+
+/// [`experiment`], calling `progress(trials done, trials in all)` after every trial (for a
+/// progress bar; a sweep over a large trace runs for minutes).
+pub fn experiment_with_progress(
+    trace: &Trace,
+    baseline: &RaceReport,
+    cfg: &ExperimentConfig,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Experiment {
+    let total_trials: u64 = cfg.rates.iter().map(|&r| cfg.trials_for(r) as u64).sum();
+    let mut trials_done = 0u64;
     let dynamic: Vec<u64> = baseline.racy_set().into_iter().collect();
     let pos = |i: u64| dynamic.binary_search(&i).ok().map(|p| p as u32);
     let mut distinct: Vec<DistinctRace> = Vec::new();
@@ -178,6 +191,8 @@ pub fn experiment(trace: &Trace, baseline: &RaceReport, cfg: &ExperimentConfig) 
             for (c, d) in per_distinct.iter_mut().zip(&distinct) {
                 *c += d.dynamic.iter().any(|&p| found[p as usize]) as u32;
             }
+            trials_done += 1;
+            progress(trials_done, total_trials);
         }
         let n = trials.max(1) as f64;
         let mean = eff_sum / n;
@@ -207,9 +222,18 @@ pub fn experiment(trace: &Trace, baseline: &RaceReport, cfg: &ExperimentConfig) 
 
 /// [`experiment`] against FastTrack from the analysis registry.
 pub fn experiment_vs_fasttrack(trace: &Trace, cfg: &ExperimentConfig) -> Result<Experiment> {
+    experiment_vs_fasttrack_with_progress(trace, cfg, &mut |_, _| {})
+}
+
+/// [`experiment_vs_fasttrack`] with a progress callback (see [`experiment_with_progress`]).
+pub fn experiment_vs_fasttrack_with_progress(
+    trace: &Trace,
+    cfg: &ExperimentConfig,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Experiment> {
     let ft = create(AnalysisKind::FastTrack, &AnalysisOptions::default())?;
     let baseline = run_trace(trace, &mut [ft]).remove(0);
-    Ok(experiment(trace, &baseline, cfg))
+    Ok(experiment_with_progress(trace, &baseline, cfg, progress))
 }
 
 fn mean_of(it: impl Iterator<Item = f64>) -> f64 {

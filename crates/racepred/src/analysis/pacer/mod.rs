@@ -60,7 +60,8 @@ pub mod sampling;
 pub use counters::{Counters, PeriodCounters};
 pub use detector::{Detector, PacerConfig};
 pub use experiment::{
-    experiment, experiment_vs_fasttrack, DistinctRace, Experiment, ExperimentConfig, RatePoint,
+    experiment, experiment_vs_fasttrack, experiment_vs_fasttrack_with_progress,
+    experiment_with_progress, DistinctRace, Experiment, ExperimentConfig, RatePoint,
 };
 pub use sampling::Sampler;
 

@@ -1,0 +1,103 @@
+//! Checks of option values, shared by every command: the same flag gets the same check and
+//! the same message wherever it appears. Errors here are usage errors (exit status 2).
+
+use anyhow::{bail, Result};
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+
+/// A rate or share: a number in [0, 1] (`--rate`, `--rates`, `--sync`, `--fraction`, …).
+pub fn rate(flag: &str, v: f64) -> Result<f64> {
+    if !(0.0..=1.0).contains(&v) {
+        bail!("{flag} must be between 0 and 1, not {v}");
+    }
+    Ok(v)
+}
+
+/// A PACER sampling period in operations: positive (`--period`).
+pub fn period(flag: &str, v: u64) -> Result<u64> {
+    positive(flag, v)
+}
+
+/// A count that must be at least 1 (`--threads`, `--max-states`, `--max-line`, …).
+pub fn positive<T: PartialEq + Default + std::fmt::Display>(flag: &str, v: T) -> Result<T> {
+    if v == T::default() {
+        bail!("{flag} must be positive, not {v}");
+    }
+    Ok(v)
+}
+
+/// Options of `analyze` that only some analyses read: (clap argument id, flag, the
+/// analyses that read it). An option given on the command line when none of the selected
+/// analyses reads it is an error naming the analyses it belongs to. A new analysis option
+/// (or a new analysis reading an existing one) is one line here.
+pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
+    // `analysis::create` picks the clock type for these (the HB family and RDIT).
+    (
+        "clock",
+        "--clock",
+        &["hb", "fasttrack", "hbp", "shb", "shbp", "rdit"],
+    ),
+    ("streaming", "--streaming", &["hbp", "shbp"]),
+    ("history", "--history", &["w3po"]),
+    ("rate", "--rate", &["pacer"]),
+    ("period", "--period", &["pacer"]),
+    ("seed", "--seed", &["pacer"]),
+    ("conservative", "--conservative", &["rdit"]),
+    ("ignore_global", "--ignore-global", &["rdit"]),
+    ("window", "--window", SMT),
+    ("query_timeout", "--query-timeout", SMT),
+    ("budget", "--budget", SMT),
+    ("witness", "--witness", SMT),
+    ("all_pairs", "--all-pairs", SMT),
+];
+
+/// The SMT predictors (`racepred-smt`).
+const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
+
+/// True if the user gave argument `id` (not a default).
+pub fn given(m: &ArgMatches, id: &str) -> bool {
+    matches!(
+        m.try_get_raw(id).ok().flatten().and(m.value_source(id)),
+        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+    )
+}
+
+/// Refuses options (in `table`'s form) given for analyses that do not read them.
+pub fn options_belong(
+    m: &ArgMatches,
+    selected: &[&str],
+    table: &[(&str, &str, &[&str])],
+) -> Result<()> {
+    for (id, flag, owners) in table {
+        if given(m, id) && !selected.iter().any(|s| owners.contains(s)) {
+            bail!(
+                "{flag} applies to {} only; it has no effect on {} (add -a {} or drop {flag})",
+                owners.join(", "),
+                selected.join(", "),
+                owners[0]
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_messages() {
+        assert!(rate("--rate", 0.5).is_ok());
+        assert_eq!(
+            rate("--rate", 1.5).unwrap_err().to_string(),
+            "--rate must be between 0 and 1, not 1.5"
+        );
+        assert!(rate("--rate", f64::NAN).is_err());
+        assert_eq!(
+            period("--period", 0).unwrap_err().to_string(),
+            "--period must be positive, not 0"
+        );
+        assert!(positive("--threads", 0u32).is_err());
+        assert_eq!(positive("--threads", 3u32).unwrap(), 3);
+    }
+}

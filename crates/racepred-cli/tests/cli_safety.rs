@@ -1,0 +1,433 @@
+//! Issue 14, "data loss and crashes" and "sharp edges": outputs never destroy inputs, failed
+//! runs leave no files, option checks are shared, errors are bounded and said once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_racepred"))
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh directory per test.
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("racepred-safety-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().unwrap();
+    (
+        status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
+}
+
+/// Names in `d`, sorted (temporary files would show here).
+fn listing(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn intro(d: &Path) -> PathBuf {
+    let p = d.join("t.std");
+    std::fs::copy(repo().join("examples/intro.std"), &p).unwrap();
+    p
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let d = dir("same");
+    let t = intro(&d);
+    let before = std::fs::read(&t).unwrap();
+    let ts = t.to_str().unwrap();
+    std::fs::hard_link(&t, d.join("link.std")).unwrap();
+    let link = d.join("link.std");
+    let ls = link.to_str().unwrap();
+    // The same file by another relative path.
+    let other = format!(
+        "{}/../{}/t.std",
+        d.display(),
+        d.file_name().unwrap().to_str().unwrap()
+    );
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["convert", ts, ts],
+        vec!["convert", ts, ls],
+        vec!["convert", ts, &other],
+        vec!["analyze", "-a", "hb", "-o", ts, ts],
+        vec!["analyze", "-a", "hb", "-o", ls, ts],
+        vec!["stats", "-o", ts, ts],
+        vec!["validate", "-o", ts, ts],
+        vec!["oracle", "-o", ts, ts],
+        vec!["diagnose", "--dot", ls, ts],
+        vec!["diagnose", "-o", ts, ts],
+        vec!["perturb", ts, "-o", ts],
+        vec!["elide", ts, "--fraction", "0.5", "-o", ls],
+        vec!["sample", "--trials", "1", "--period", "1", "--csv", ts, ts],
+        vec![
+            "sample", "--trials", "1", "--period", "1", "--plot", &other, ts,
+        ],
+    ];
+    for args in cases {
+        let (code, out, err) = run(bin().args(&args));
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.contains("refusing to write") && err.contains("it is the input trace"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            before,
+            "{args:?} changed the input"
+        );
+    }
+    assert_eq!(listing(&d), ["link.std", "t.std"]);
+    // A different file is fine, and /dev/null is never "the input".
+    let (code, _, err) = run(bin().args(["convert", ts]).arg(d.join("u.std")));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(bin().args(["analyze", "-a", "hb", "-o", "/dev/null", ts]));
+    assert_eq!(code, 1, "{err}");
+}
+
+#[test]
+fn a_failed_run_leaves_no_file_and_an_existing_one_untouched() {
+    let d = dir("partial");
+    // An error on the last line, after the first events were written.
+    let mut text = String::new();
+    for i in 0..5000 {
+        text.push_str(&format!("T0|w(x{i})|{i}\n"));
+    }
+    text.push_str("T0|bogus(x)|1\n");
+    let bad = d.join("bad.std");
+    std::fs::write(&bad, &text).unwrap();
+    for out in ["new.std", "new.std.gz", "new.rpb.zst", "new.golog"] {
+        let (code, _, err) = run(bin().arg("convert").arg(&bad).arg(d.join(out)));
+        assert_eq!(code, 2, "{out}: {err}");
+        assert!(err.contains(":5001: syntax: unknown operation"), "{err}");
+    }
+    std::fs::write(d.join("old.std"), b"keep me\n").unwrap();
+    let (code, _, _) = run(bin().arg("convert").arg(&bad).arg(d.join("old.std")));
+    assert_eq!(code, 2);
+    assert_eq!(std::fs::read(d.join("old.std")).unwrap(), b"keep me\n");
+    // generate into a format that cannot hold its volatile events: fails midway.
+    let (code, _, err) = run(bin()
+        .args(["generate", "--volatile", "0.5", "-o"])
+        .arg(d.join("g.csv")));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no `v"), "{err}");
+    // A report that cannot be produced leaves no -o file either.
+    let (code, _, _) = run(bin()
+        .args(["analyze", "-a", "hb", "-o"])
+        .arg(d.join("report.txt"))
+        .arg(&bad));
+    assert_eq!(code, 2);
+    assert_eq!(listing(&d), ["bad.std", "old.std"]);
+}
+
+#[test]
+fn the_same_flag_gets_the_same_check_in_every_command() {
+    let t = repo().join("examples/intro.std");
+    for (flag, value, want) in [
+        ("--period", "0", "--period must be positive, not 0"),
+        ("--rate", "1.5", "--rate must be between 0 and 1, not 1.5"),
+    ] {
+        let (code, _, err) = run(bin().args(["sample", flag, value]).arg(&t));
+        assert_eq!(code, 2, "sample {flag} {value}: {err}");
+        assert!(err.contains(want), "{err}");
+        let (code, _, err) = run(bin().args(["analyze", "-a", "pacer", flag, value]).arg(&t));
+        assert_eq!(code, 2, "analyze {flag} {value}: {err}");
+        assert!(err.contains(want), "{err}");
+    }
+    let (code, _, err) = run(bin().args(["sample", "--rates", "0.1,2"]).arg(&t));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--rates must be between 0 and 1, not 2"),
+        "{err}"
+    );
+    let d = dir("checks");
+    for (args, want) in [
+        (vec!["--threads", "0"], "--threads must be positive"),
+        (vec!["--vars", "0"], "--vars must be positive"),
+        (vec!["--sync", "1.5"], "--sync must be between 0 and 1"),
+    ] {
+        let (code, _, err) = run(bin()
+            .arg("generate")
+            .args(&args)
+            .arg("-o")
+            .arg(d.join("g.std")));
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let (code, _, err) = run(bin().args(["stats", "--max-line", "0"]).arg(&t));
+    assert_eq!(code, 2);
+    assert!(err.contains("--max-line must be positive"), "{err}");
+}
+
+#[test]
+fn options_of_another_analysis_are_refused_with_its_name() {
+    let t = repo().join("examples/intro.std");
+    for (args, owner) in [
+        (vec!["-a", "hb", "--rate", "0.5"], "pacer"),
+        (vec!["-a", "hb", "--period", "10"], "pacer"),
+        (vec!["-a", "hb", "--seed", "3"], "pacer"),
+        (vec!["-a", "shb", "--history", "4"], "w3po"),
+        (vec!["-a", "hb", "--streaming"], "hbp, shbp"),
+        (vec!["-a", "hb", "--conservative"], "rdit"),
+        (vec!["-a", "hb", "--ignore-global", "x"], "rdit"),
+        (vec!["-a", "wcp", "--clock", "tree"], "hb, fasttrack"),
+        (vec!["-a", "w3po", "--clock", "tree"], "hb, fasttrack"),
+    ] {
+        let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{} applies to {owner}", args[2])),
+            "{args:?}: {err}"
+        );
+    }
+    // Defaults do not count as given; an option of one of the selected analyses is fine.
+    for args in [
+        vec!["-a", "hb"],
+        vec!["-a", "hb", "-a", "pacer", "--rate", "0.5", "--period", "10"],
+        vec!["-a", "shbp", "--streaming"],
+        vec!["-a", "hb,w3po", "--history", "3", "--clock", "tree"],
+        vec!["-a", "rdit", "--conservative"],
+    ] {
+        let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
+        assert_eq!(code, 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn convert_writes_every_format_it_reads() {
+    let d = dir("formats");
+    let src = d.join("t.std");
+    std::fs::write(
+        &src,
+        "0|fork(1)|1\n1|acq(l)|2\n1|w(x)|3\n1|rel(l)|4\n0|r(x)|5\n0|join(1)|6\n",
+    )
+    .unwrap();
+    for out in ["t.rr", "t.csv.gz", "t.golog.xz", "t.rpb"] {
+        if out.starts_with("t.golog") {
+            // Go logs have no fork/join: refused, naming the event.
+            let (code, _, err) = run(bin().arg("convert").arg(&src).arg(d.join(out)));
+            assert_eq!(code, 2, "{out}");
+            assert!(err.contains("no `fork` events"), "{err}");
+            continue;
+        }
+        let (code, _, err) = run(bin().arg("convert").arg(&src).arg(d.join(out)));
+        assert_eq!(code, 0, "{out}: {err}");
+        let back = d.join(format!("{out}.std"));
+        let (code, _, err) = run(bin().arg("convert").arg(d.join(out)).arg(&back));
+        assert_eq!(code, 0, "{out}: {err}");
+        let text = std::fs::read_to_string(&back).unwrap();
+        let ops: Vec<&str> = text.lines().map(|l| l.split('|').nth(1).unwrap()).collect();
+        let want = if out.starts_with("t.csv") {
+            ["start(T1)", "acq(l)", "w(x)", "rel(l)", "r(x)", "join(T1)"]
+                .map(|s| s.replace("start", "fork"))
+        } else {
+            ["fork(1)", "acq(l)", "w(x)", "rel(l)", "r(x)", "join(1)"].map(String::from)
+        };
+        assert_eq!(ops, want, "{out}: {text}");
+    }
+    let (code, _, err) = run(bin()
+        .arg("convert")
+        .arg(&src)
+        .arg(d.join("out.any"))
+        .args(["--to", "golog"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("no `fork` events"), "{err}");
+}
+
+#[test]
+fn a_huge_bad_token_is_echoed_bounded_and_a_huge_line_is_an_error() {
+    let d = dir("huge");
+    let p = d.join("big.std");
+    let mut text = b"T0|w(x)|1\nT0|".to_vec();
+    text.extend(std::iter::repeat_n(b'q', 2_000_000));
+    text.extend_from_slice(b"(x)|2\nT0|w(x)|3\n");
+    std::fs::write(&p, &text).unwrap();
+    let (code, _, err) = run(bin().arg("stats").arg(&p));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(":2: syntax: line longer than 1048576 bytes"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(err.len() < 300, "{} bytes of message", err.len());
+    let (code, _, err) = run(bin().args(["stats", "--max-line", "3000000"]).arg(&p));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(":2: syntax: unknown operation `qqqq") && err.contains("…(2000000 bytes)`"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(err.len() < 300, "{} bytes of message", err.len());
+    // validate goes on after the long line.
+    let (code, out, _) = run(bin().arg("validate").arg(&p));
+    assert_eq!(code, 1);
+    assert!(out.contains(":2: syntax: line longer than"), "{out}");
+    assert!(out.contains(": 1 problem(s)"), "{out}");
+}
+
+#[test]
+fn corrupt_inputs_are_reported_once_with_one_wording_and_exit_2() {
+    let d = dir("corrupt");
+    let std = d.join("g.std");
+    let (code, _, _) = run(bin()
+        .args(["generate", "--events", "100000", "-o"])
+        .arg(&std));
+    assert_eq!(code, 0);
+    for ext in ["gz", "xz", "zst"] {
+        let full = d.join(format!("g.std.{ext}"));
+        assert_eq!(run(bin().arg("convert").arg(&std).arg(&full)).0, 0);
+        let bytes = std::fs::read(&full).unwrap();
+        let cut = d.join(format!("cut.std.{ext}"));
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let (code, out, err) = run(bin().arg("validate").arg(&cut));
+        assert_eq!(code, 2, "{ext}: {out}{err}");
+        let msgs = out.matches("cut.std").count() + err.matches("cut.std").count();
+        assert_eq!(msgs, 1, "{ext}: said more than once:\n{out}{err}");
+        assert!(!out.contains("well-formed"), "{out}");
+    }
+    let rpb = d.join("g.rpb");
+    assert_eq!(run(bin().arg("convert").arg(&std).arg(&rpb)).0, 0);
+    let cut = d.join("cut.rpb");
+    std::fs::write(&cut, &std::fs::read(&rpb).unwrap()[..499]).unwrap();
+    let (vcode, vout, verr) = run(bin().arg("validate").arg(&cut));
+    let (acode, _, aerr) = run(bin().args(["analyze", "-a", "hb"]).arg(&cut));
+    assert_eq!((vcode, acode), (2, 2), "{vout}{verr}");
+    assert!(
+        !verr.contains(":0:") && !vout.contains(":0:"),
+        "{vout}{verr}"
+    );
+    assert!(verr.contains(": byte "), "{verr}");
+    assert_eq!(
+        verr, aerr,
+        "validate and analyze word the error differently"
+    );
+}
+
+#[test]
+fn validate_max_errors_zero_means_no_limit() {
+    let d = dir("maxerr");
+    let p = d.join("v.std");
+    let mut text = String::new();
+    for i in 0..1500 {
+        text.push_str(&format!("T{i}|rel(L)|{i}\n"));
+    }
+    std::fs::write(&p, text).unwrap();
+    let (code, out, _) = run(bin().args(["validate", "--max-errors", "0"]).arg(&p));
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(": 1500 problem(s)\n"),
+        "{}",
+        out.lines().last().unwrap()
+    );
+    let (code, out, _) = run(bin().args(["validate"]).arg(&p));
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(": 1000 problem(s) (stopped at --max-errors)"),
+        "{out}"
+    );
+    let (_, help, _) = run(bin().args(["validate", "--help"]));
+    assert!(help.contains("0: no limit"), "{help}");
+}
+
+#[test]
+fn generate_without_locks_and_its_help() {
+    let d = dir("gen");
+    let p = d.join("g.std");
+    let (code, _, err) = run(bin().args(["generate", "--locks", "0", "-o"]).arg(&p));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(text.lines().count(), 1000);
+    assert!(!text.contains("acq(") && !text.contains("rel("));
+    let (code, out, _) = run(bin().args(["validate"]).arg(&p));
+    assert_eq!(code, 0, "{out}");
+    let (_, help, _) = run(bin().args(["generate", "--help"]));
+    for flag in ["--events", "--threads", "--vars", "--locks", "--seed"] {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(flag))
+            .unwrap_or("");
+        // `--events <EVENTS>  Number of events … [default: 1000]`
+        let text = line.split_once('>').map_or("", |(_, t)| t).trim();
+        assert!(
+            !text.is_empty() && !text.starts_with("[default"),
+            "{flag} has no help text:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn oracle_budget_errors_name_the_flags() {
+    let t = repo().join("examples/intro.std");
+    for (args, want) in [
+        (vec!["--max-states", "0"], "--max-states must be positive"),
+        (vec!["--max-states", "3"], "raise --max-states"),
+        (vec!["--max-events", "3"], "raise --max-events"),
+    ] {
+        let (code, _, err) = run(bin().arg("oracle").args(&args).arg(&t));
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("OracleConfig"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn empty_compressed_files_nul_bytes_and_bad_thread_ids_are_not_well_formed() {
+    let d = dir("malformed");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "e.std.gz",
+            Vec::new(),
+            ": byte 0: truncated: the file is empty",
+        ),
+        (
+            "e.rr.zst",
+            Vec::new(),
+            ": byte 0: truncated: the file is empty",
+        ),
+        ("z.rr", vec![0; 100], ":1: syntax: line contains NUL bytes"),
+        ("z.csv", vec![0; 100], ":1: syntax: line contains NUL bytes"),
+        (
+            "b.rr",
+            b"@ Rd(x,y) F L\n".to_vec(),
+            ":1: syntax: thread `x` is not a number",
+        ),
+        ("b.rr", b"@ Rd(x,y)\n".to_vec(), ":1: syntax: thread `x`"),
+        (
+            "b.golog",
+            b"x,WR,v,l,1\n".to_vec(),
+            ":1: syntax: thread id `x` is not a decimal number",
+        ),
+    ];
+    for (name, content, want) in cases {
+        let p = d.join(name);
+        std::fs::write(&p, &content).unwrap();
+        let (code, out, err) = run(bin().arg("validate").arg(&p));
+        assert_ne!(code, 0, "{name}: {out}");
+        assert!(!out.contains("well-formed"), "{name}: {out}");
+        let all = format!("{out}{err}");
+        assert!(
+            all.contains(&format!("{}{want}", p.display())),
+            "{name}: {all}"
+        );
+        let (code, _, err) = run(bin().args(["analyze", "-a", "hb"]).arg(&p));
+        assert_eq!(code, 2, "{name}: {err}");
+    }
+}
