@@ -20,6 +20,7 @@ use crate::args::{
     PerturbArgs, SampleArgs, StatsArgs, ValidateArgs,
 };
 use crate::args::{Cli, Command, FormatArg};
+use crate::locations;
 use crate::progress::Progress;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -293,7 +294,9 @@ fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
 }
 
 fn oracle(a: OracleArgs) -> Result<ExitCode> {
+    let table = locations::load(&a.locations, &a.input.trace)?;
     let trace = read_whole(&a.input, false)?;
+    locations::check_coverage(table.as_ref(), &trace.names);
     let cfg = OracleConfig {
         max_events: a.max_events,
         max_states: a.max_states,
@@ -303,14 +306,11 @@ fn oracle(a: OracleArgs) -> Result<ExitCode> {
         .iter()
         .map(|&n| result.report(&trace, n))
         .collect();
-    write_reports(
-        &reports,
-        &a.input.trace,
-        &trace.names,
-        &a.output,
-        false,
-        false,
-    )?;
+    let path = trace_name(&a.input.trace);
+    let mut ctx = report::ReportContext::new(&path, &trace.names);
+    ctx.locations = table.as_ref();
+    ctx.lines = report::EventLines::of_trace(&trace.lines);
+    write_reports(&reports, &ctx, &a.output, false, false)?;
     Ok(if result.predictable.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -321,21 +321,19 @@ fn oracle(a: OracleArgs) -> Result<ExitCode> {
 /// Prints reports as text, JSON (one object, or an array for several) or SARIF.
 fn write_reports(
     reports: &[RaceReport],
-    trace_path: &Path,
-    names: &racepred::trace::Names,
+    ctx: &report::ReportContext<'_>,
     output: &Output,
     sarif: bool,
     _all: bool,
 ) -> Result<()> {
-    let path = trace_name(trace_path);
     let mut out = open_output(output)?;
     if sarif {
-        serde_json::to_writer_pretty(&mut out, &report::sarif::to_sarif(reports, &path, names))?;
+        serde_json::to_writer_pretty(&mut out, &report::sarif::sarif_log(reports, ctx))?;
         writeln!(out)?;
     } else if output.json {
         let values: Vec<serde_json::Value> = reports
             .iter()
-            .map(|r| report::json::to_json(r, &path, names))
+            .map(|r| report::json::report_json(r, ctx))
             .collect();
         if values.len() == 1 {
             serde_json::to_writer_pretty(&mut out, &values[0])?;
@@ -344,12 +342,7 @@ fn write_reports(
         }
         writeln!(out)?;
     } else {
-        for (i, r) in reports.iter().enumerate() {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            report::text::write_text(&mut out, r, &path, names)?;
-        }
+        report::text::write_reports(&mut out, reports, ctx)?;
     }
     out.flush()?;
     Ok(())
@@ -398,6 +391,15 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         .iter()
         .map(|&k| analysis::create(k, &opts))
         .collect::<racepred::Result<Vec<_>>>()?;
+    let table = locations::load(&a.locations, &a.input.trace)?;
+    let source_root = a
+        .source_root
+        .as_ref()
+        .map(|d| {
+            std::fs::canonicalize(d)
+                .with_context(|| format!("--source-root {}: no such directory", d.display()))
+        })
+        .transpose()?;
     let mut src = open_input(&a.input)?;
     if !a.ignore_global.is_empty() {
         // RDIT sees addresses as ids only; the wrapper drops the named ones from each mbegin.
@@ -427,6 +429,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         );
     }
     let names = src.names();
+    locations::check_coverage(table.as_ref(), names);
     let reports: Vec<RaceReport> = analyses
         .iter_mut()
         .map(|an| {
@@ -435,7 +438,14 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             r
         })
         .collect();
-    write_reports(&reports, &a.input.trace, names, &a.output, a.sarif, a.all)?;
+    let shown: Vec<u64> = reports.iter().flat_map(|r| r.shown_events()).collect();
+    let path = trace_name(&a.input.trace);
+    let mut ctx = report::ReportContext::new(&path, names);
+    ctx.locations = table.as_ref();
+    ctx.lines =
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
+    ctx.source_root = source_root.as_deref();
+    write_reports(&reports, &ctx, &a.output, a.sarif, a.all)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
     } else {
@@ -445,6 +455,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
 
 fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
     use racepred::analysis::sshb::{self, dot};
+    let table = locations::load(&a.locations, &a.input.trace)?;
     let mut src = open_input(&a.input)?;
     let validation = if a.lenient {
         Validation::Lenient
@@ -467,6 +478,19 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
         );
     }
     let names = src.names();
+    locations::check_coverage(table.as_ref(), names);
+    let shown = if a.details || a.dot.is_some() {
+        dot::shown_events(&d)
+    } else if a.output.json {
+        d.report.shown_events()
+    } else {
+        Vec::new()
+    };
+    let path = trace_name(&a.input.trace);
+    let mut ctx = report::ReportContext::new(&path, names);
+    ctx.locations = table.as_ref();
+    ctx.lines =
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
     if let Some(p) = &a.dot {
         let maybe: Vec<usize> = (0..d.report.pairs.len())
             .filter(|&i| d.witness(i).is_some())
@@ -474,25 +498,27 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
         let mut f = BufWriter::new(
             File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         );
-        dot::write_dot(&d, names, &maybe, &mut f)?;
+        dot::write_dot(&d, &ctx, &maybe, &mut f)?;
         f.flush()?;
     }
     if a.output.json {
         write_reports(
             std::slice::from_ref(&d.report),
-            &a.input.trace,
-            names,
+            &ctx,
             &a.output,
             false,
             false,
         )?;
     } else {
         let mut out = open_output(&a.output)?;
-        writeln!(out, "trace               {}", trace_name(&a.input.trace))?;
+        writeln!(out, "trace               {path}")?;
+        if let Some(name) = ctx.table_name() {
+            writeln!(out, "locations           {name}")?;
+        }
         dot::write_summary(&d, &mut out)?;
         if a.details {
             writeln!(out)?;
-            dot::write_details(&d, names, &mut out)?;
+            dot::write_details(&d, &ctx, &mut out)?;
         }
         out.flush()?;
     }
@@ -526,7 +552,9 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
             "sampling rates must be between 0 and 1, not {r}"
         );
     }
+    let table = locations::load(&a.locations, &a.input.trace)?;
     let trace = read_whole(&a.input, false)?;
+    locations::check_coverage(table.as_ref(), &trace.names);
     let cfg = ExperimentConfig {
         rates,
         trials: a.trials,
@@ -544,13 +572,23 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
         racepred::report::plot::write_detection_plot(p, &exp)?;
     }
     if let Some(p) = &a.csv {
-        std::fs::write(p, exp.per_race_csv())
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        let csv = match &table {
+            Some(t) => exp.per_race_csv_with_sources(t),
+            None => exp.per_race_csv(),
+        };
+        std::fs::write(p, csv).with_context(|| format!("cannot write {}", p.display()))?;
     }
     let mut out = open_output(&a.output)?;
     if a.output.json {
-        writeln!(out, "{}", exp.to_json())?;
+        match &table {
+            Some(t) => writeln!(out, "{}", exp.to_json_with_sources(t))?,
+            None => writeln!(out, "{}", exp.to_json())?,
+        }
     } else {
+        if let Some(p) = table.as_ref().and_then(|t| t.path()) {
+            // The summary is CSV on standard output; the table goes to the per-race CSV.
+            eprintln!("racepred: locations: {}", p.display());
+        }
         write!(out, "{}", exp.summary_csv())?;
     }
     out.flush()?;

@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod locations;
 mod progress;
 
 use std::process::ExitCode;
