@@ -94,7 +94,8 @@ pub struct AnalyzeArgs {
     pub sarif: bool,
     #[command(flatten)]
     pub locations: crate::locations::LocationArgs,
-    /// SARIF: write source paths relative to DIR (the `SRCROOT` base id, mapped to DIR).
+    /// SARIF: write source paths relative to DIR (the `SRCROOT` base id, mapped to DIR); a
+    /// bare `File.java` becomes the one path under DIR that ends with it.
     #[arg(long, value_name = "DIR", requires = "sarif")]
     pub source_root: Option<PathBuf>,
     /// Warn about an ill-formed trace and go on instead of refusing it.

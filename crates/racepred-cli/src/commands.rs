@@ -400,6 +400,10 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--source-root {}: no such directory", d.display()))
         })
         .transpose()?;
+    let source_index = source_root
+        .as_deref()
+        .map(locations::source_index)
+        .transpose()?;
     let mut src = open_input(&a.input)?;
     if !a.ignore_global.is_empty() {
         // RDIT sees addresses as ids only; the wrapper drops the named ones from each mbegin.
@@ -445,6 +449,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     ctx.lines =
         locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
     ctx.source_root = source_root.as_deref();
+    ctx.source_index = source_index.as_ref();
     write_reports(&reports, &ctx, &a.output, a.sarif, a.all)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)

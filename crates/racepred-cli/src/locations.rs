@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 use racepred::report::locations::find_sidecar;
-use racepred::report::{EventLines, LocationTable};
+use racepred::report::{EventLines, LocationTable, SourceIndex};
 use racepred::trace::{self, Format, Names};
 
 use crate::args::Input;
@@ -96,4 +96,19 @@ pub fn lines_after_stream(
     }
     let mut src = trace::open_with(&input.trace, input.format.map(format_of))?;
     Ok(EventLines::scan(&mut *src, wanted)?)
+}
+
+/// The files under `--source-root`, to complete bare file names (`A.java`) to their paths.
+pub fn source_index(root: &Path) -> Result<SourceIndex> {
+    let ix = SourceIndex::build(root)
+        .with_context(|| format!("cannot list --source-root {}", root.display()))?;
+    if ix.truncated() {
+        eprintln!(
+            "racepred: warning: --source-root {} has more than {} files; only those were \
+             searched for source paths",
+            root.display(),
+            SourceIndex::MAX_FILES
+        );
+    }
+    Ok(ix)
 }

@@ -175,6 +175,87 @@ pub fn find_sidecar(trace: &Path) -> Option<PathBuf> {
     sidecar_candidates(trace).into_iter().find(|p| p.is_file())
 }
 
+/// The files under a source root, so a location's path can be completed to one a viewer can
+/// open: Java tracers record `TournamentBarrier.java`, not `src/jgfutil/TournamentBarrier.java`.
+/// Built once before printing (SARIF `--source-root`); hidden directories are skipped.
+#[derive(Clone, Debug, Default)]
+pub struct SourceIndex {
+    /// Relative paths (`/`-separated) of the files under the root, by file name.
+    by_name: FxHashMap<String, Vec<String>>,
+    files: usize,
+    truncated: bool,
+}
+
+impl SourceIndex {
+    /// At most this many files are indexed.
+    pub const MAX_FILES: usize = 1 << 20;
+
+    /// Walks `root` (symbolic links are not followed into directories).
+    pub fn build(root: &Path) -> std::io::Result<SourceIndex> {
+        let mut ix = SourceIndex::default();
+        let mut stack = vec![(root.to_path_buf(), String::new())];
+        while let Some((dir, rel)) = stack.pop() {
+            let mut entries: Vec<_> = std::fs::read_dir(&dir)?.filter_map(|e| e.ok()).collect();
+            entries.sort_by_key(|e| e.file_name());
+            for e in entries {
+                let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                    continue;
+                };
+                let Ok(ft) = e.file_type() else {
+                    continue;
+                };
+                let path = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                if ft.is_dir() {
+                    if !name.starts_with('.') {
+                        stack.push((e.path(), path));
+                    }
+                } else {
+                    if ix.files >= Self::MAX_FILES {
+                        ix.truncated = true;
+                        return Ok(ix);
+                    }
+                    ix.files += 1;
+                    ix.by_name.entry(name).or_default().push(path);
+                }
+            }
+        }
+        Ok(ix)
+    }
+
+    /// Number of files indexed.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// True if the walk stopped at [`SourceIndex::MAX_FILES`].
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The path under the root of a location's (relative) `path`: `path` itself if the root
+    /// has it, else the one file whose path ends with `path`'s components; `None` if there is
+    /// none or more than one (the caller keeps `path`).
+    pub fn resolve(&self, path: &str) -> Option<&str> {
+        let norm = path.replace('\\', "/");
+        let norm = norm.trim_start_matches("./");
+        let name = norm.rsplit('/').next()?;
+        let cands = self.by_name.get(name)?;
+        if let Some(c) = cands.iter().find(|c| *c == norm) {
+            return Some(c);
+        }
+        let suffix = format!("/{norm}");
+        let mut it = cands.iter().filter(|c| c.ends_with(&suffix));
+        match (it.next(), it.next()) {
+            (Some(c), None) => Some(c),
+            _ => None,
+        }
+    }
+}
+
 /// Trace-file lines of the events a report shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EventLines<'a> {
@@ -343,6 +424,35 @@ mod tests {
         assert!(sidecar_candidates(Path::new("-")).is_empty());
         assert_eq!(trace_stem(Path::new("a.b.rpb.zst")).as_deref(), Some("a.b"));
         assert_eq!(trace_stem(Path::new(".xz")).as_deref(), Some(".xz"));
+    }
+
+    #[test]
+    fn source_index_completes_bare_file_names() {
+        let root = std::env::temp_dir().join(format!("racepred-srcix-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for f in [
+            "src/pkg/A.java",
+            "x/B.java",
+            "y/B.java",
+            ".git/A.java",
+            "C.java",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        let ix = SourceIndex::build(&root).unwrap();
+        assert_eq!(ix.files(), 4); // .git is skipped
+        assert!(!ix.truncated());
+        assert_eq!(ix.resolve("A.java"), Some("src/pkg/A.java"));
+        assert_eq!(ix.resolve("pkg/A.java"), Some("src/pkg/A.java"));
+        assert_eq!(ix.resolve("./src/pkg/A.java"), Some("src/pkg/A.java"));
+        assert_eq!(ix.resolve("C.java"), Some("C.java"));
+        assert_eq!(ix.resolve("B.java"), None, "ambiguous");
+        assert_eq!(ix.resolve("y/B.java"), Some("y/B.java"));
+        assert_eq!(ix.resolve("kg/A.java"), None, "whole components only");
+        assert_eq!(ix.resolve("Z.java"), None);
+        assert!(SourceIndex::build(&root.join("missing")).is_err());
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Race reports: plain data, shared by every analysis. Formatting lives in `text`, `json`
-//! and `sarif` and adds no logic (TSan's `tsan_report.h`).
+//! and `sarif` and adds no logic (TSan's `tsan_report.h`). What printers need besides the
+//! report — names, a location table, trace lines of shown events, a SARIF source root — is
+//! a [`ReportContext`], read before printing ([`locations`]).
 
 pub mod json;
 pub mod locations;
@@ -9,7 +11,7 @@ pub mod text;
 
 use crate::trace::{Event, Names};
 
-pub use locations::{EventLines, LocationTable, Locations};
+pub use locations::{EventLines, LocationTable, Locations, SourceIndex};
 
 /// Kind of a race pair, by trace order (SPEC §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -211,6 +213,8 @@ pub struct ReportContext<'a> {
     pub lines: EventLines<'a>,
     /// SARIF: artifact URIs are made relative to this absolute directory (`--source-root`).
     pub source_root: Option<&'a std::path::Path>,
+    /// SARIF: the files under `source_root`, to complete bare file names to their paths.
+    pub source_index: Option<&'a SourceIndex>,
 }
 
 impl<'a> ReportContext<'a> {
@@ -222,6 +226,7 @@ impl<'a> ReportContext<'a> {
             locations: None,
             lines: EventLines::Unknown,
             source_root: None,
+            source_index: None,
         }
     }
 

@@ -6,7 +6,9 @@
 //! `startColumn`; a column 0 is left out, SARIF columns start at 1), anything else (RAPID's
 //! integer locations without a table, `clinit:pkg/C`) a logical one. With a source root,
 //! relative paths are resolved against the `SRCROOT` base id, which the run's
-//! `originalUriBaseIds` maps to the root's `file://` URI (SARIF §3.4.4, §3.14.14).
+//! `originalUriBaseIds` maps to the root's `file://` URI (SARIF §3.4.4, §3.14.14), and a
+//! path the root does not have as such is completed to the one file under the root that
+//! ends with it (`A.java` → `src/pkg/A.java`; left as it is when none or several do).
 //! Formatting only.
 
 use std::path::Path;
@@ -14,7 +16,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::text::{racy_location_groups, verdict_name};
-use super::{PairKind, RaceReport, ReportContext};
+use super::{PairKind, RaceReport, ReportContext, SourceIndex};
 use crate::trace::{LocId, Names};
 
 /// The `uriBaseId` of paths relative to `--source-root`.
@@ -87,9 +89,10 @@ pub fn directory_uri(dir: &Path) -> String {
     format!("file://{s}")
 }
 
-/// The artifact location of a source path: relative to `SRCROOT` with a source root,
-/// `file://` for an absolute path outside it, else a relative reference.
-fn artifact(path: &str, root: Option<&Path>) -> Value {
+/// The artifact location of a source path: relative to `SRCROOT` with a source root
+/// (completed through the root's index: `A.java` → `src/pkg/A.java`), `file://` for an
+/// absolute path outside it, else a relative reference.
+fn artifact(path: &str, root: Option<&Path>, index: Option<&SourceIndex>) -> Value {
     let p = Path::new(path);
     if p.is_absolute() {
         if let Some(rel) = root.and_then(|r| p.strip_prefix(r).ok()) {
@@ -98,7 +101,10 @@ fn artifact(path: &str, root: Option<&Path>) -> Value {
         return json!({ "uri": format!("file://{}", uri_path(path)) });
     }
     match root {
-        Some(_) => json!({"uri": uri_path(path), "uriBaseId": SRCROOT}),
+        Some(_) => {
+            let path = index.and_then(|ix| ix.resolve(path)).unwrap_or(path);
+            json!({"uri": uri_path(path), "uriBaseId": SRCROOT})
+        }
         None => json!({ "uri": uri_path(path) }),
     }
 }
@@ -117,7 +123,7 @@ fn location(
                 region["startColumn"] = c.into();
             }
             json!({"physicalLocation": {
-                "artifactLocation": artifact(path, ctx.source_root),
+                "artifactLocation": artifact(path, ctx.source_root, ctx.source_index),
                 "region": region,
             }})
         }
