@@ -394,15 +394,8 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     let table = locations::load(&a.locations, &a.input.trace)?;
     let source_root = a
         .source_root
-        .as_ref()
-        .map(|d| {
-            std::fs::canonicalize(d)
-                .with_context(|| format!("--source-root {}: no such directory", d.display()))
-        })
-        .transpose()?;
-    let source_index = source_root
         .as_deref()
-        .map(locations::source_index)
+        .map(locations::source_root)
         .transpose()?;
     let mut src = open_input(&a.input)?;
     if !a.ignore_global.is_empty() {
@@ -448,8 +441,10 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     ctx.locations = table.as_ref();
     ctx.lines =
         locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
-    ctx.source_root = source_root.as_deref();
-    ctx.source_index = source_index.as_ref();
+    if let Some((root, index)) = &source_root {
+        ctx.source_root = Some(root);
+        ctx.source_index = Some(index);
+    }
     write_reports(&reports, &ctx, &a.output, a.sarif, a.all)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)

@@ -98,17 +98,20 @@ pub fn lines_after_stream(
     Ok(EventLines::scan(&mut *src, wanted)?)
 }
 
-/// The files under `--source-root`, to complete bare file names (`A.java`) to their paths.
-pub fn source_index(root: &Path) -> Result<SourceIndex> {
-    let ix = SourceIndex::build(root)
-        .with_context(|| format!("cannot list --source-root {}", root.display()))?;
+/// `--source-root DIR` as an absolute path, and the files under it (to complete bare file
+/// names such as `A.java` to their paths).
+pub fn source_root(dir: &Path) -> Result<(PathBuf, SourceIndex)> {
+    let root = std::fs::canonicalize(dir)
+        .with_context(|| format!("--source-root {}: no such directory", dir.display()))?;
+    let ix = SourceIndex::build(&root)
+        .with_context(|| format!("cannot list --source-root {}", dir.display()))?;
     if ix.truncated() {
         eprintln!(
             "racepred: warning: --source-root {} has more than {} files; only those were \
              searched for source paths",
-            root.display(),
+            dir.display(),
             SourceIndex::MAX_FILES
         );
     }
-    Ok(ix)
+    Ok((root, ix))
 }
