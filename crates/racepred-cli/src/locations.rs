@@ -16,10 +16,13 @@ use crate::commands::format_of;
 /// Location-table options shared by the commands that report races.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LocationArgs {
-    /// Location table: `id<TAB>File.java:line:col` lines mapping the trace's location names
-    /// (e.g. RAPID's integers) to source positions shown in every report. Default: the first
-    /// of TRACE.locs, NAME.locs and locs/NAME.locs beside the trace (NAME: the file name
-    /// without .std/.rpb/… and .gz/.xz/.zst), if one exists.
+    /// Location table (`id<TAB>File.java:line:col` lines); default: TRACE.locs, NAME.locs or
+    /// locs/NAME.locs beside the trace.
+    ///
+    /// The table maps the trace's location names (e.g. RAPID's integers) to the source
+    /// positions every report shows. Without this option the first of TRACE.locs, NAME.locs
+    /// and locs/NAME.locs beside the trace is used, if one exists (NAME: the trace's file name
+    /// without .std/.rpb/… and .gz/.xz/.zst). See docs/reports.md.
     #[arg(long, value_name = "FILE")]
     pub locations: Option<PathBuf>,
     /// Do not look for a location table beside the trace.
