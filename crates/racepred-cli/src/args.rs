@@ -79,7 +79,7 @@ pub struct Output {
     /// Write the result to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Print machine-readable JSON (SPEC §5).
+    /// Print machine-readable JSON (fields in docs/reports.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -107,6 +107,12 @@ pub struct AnalyzeArgs {
     /// Print SARIF 2.1.0 (for editors and code hosts) instead of text.
     #[arg(long, conflicts_with = "json")]
     pub sarif: bool,
+    #[command(flatten)]
+    pub locations: crate::locations::LocationArgs,
+    /// SARIF: write source paths relative to DIR (the `SRCROOT` base id, mapped to DIR); a
+    /// bare `File.java` becomes the one path under DIR that ends with it.
+    #[arg(long, value_name = "DIR", requires = "sarif")]
+    pub source_root: Option<PathBuf>,
     /// Warn about an ill-formed trace and go on instead of refusing it.
     #[arg(long)]
     pub lenient: bool,
@@ -255,6 +261,8 @@ pub struct OracleArgs {
     /// Refuse searches that visit more states than this (at least 1).
     #[arg(long, default_value_t = 5_000_000)]
     pub max_states: usize,
+    #[command(flatten)]
+    pub locations: crate::locations::LocationArgs,
 }
 
 #[derive(Args, Debug)]
@@ -270,6 +278,8 @@ pub struct DiagnoseArgs {
     /// Write the witness paths of the maybe races as a DOT graph to FILE.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
+    #[command(flatten)]
+    pub locations: crate::locations::LocationArgs,
     /// Warn about an ill-formed trace and go on instead of refusing it.
     #[arg(long)]
     pub lenient: bool,
@@ -318,6 +328,8 @@ pub struct SampleArgs {
     /// Write the per-race detection rates as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub locations: crate::locations::LocationArgs,
 }
 
 #[derive(Args, Debug)]

@@ -22,6 +22,7 @@ use crate::args::{
 };
 use crate::args::{Cli, Command, FormatArg};
 use crate::checks;
+use crate::locations;
 use crate::outfile::{refuse_inputs, Out};
 use crate::progress::Progress;
 
@@ -324,11 +325,13 @@ fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
 
 fn oracle(a: OracleArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
+    let table = locations::load(&a.locations, &a.input.trace)?;
+    let trace = read_whole(&a.input, false)?;
+    locations::check_coverage(table.as_ref(), &trace.names);
     let cfg = OracleConfig {
         max_events: a.max_events,
         max_states: checks::positive("--max-states", a.max_states)?,
     };
-    let trace = read_whole(&a.input, false)?;
     let result = racepred::oracle::analyze(&trace, &cfg).map_err(|e| {
         // The library's message names its config fields; a CLI user has flags.
         if let racepred::ErrorKind::Budget(_) = e.kind() {
@@ -353,14 +356,11 @@ fn oracle(a: OracleArgs) -> Result<ExitCode> {
         .iter()
         .map(|&n| result.report(&trace, n))
         .collect();
-    write_reports(
-        &reports,
-        &a.input.trace,
-        &trace.names,
-        &a.output,
-        false,
-        false,
-    )?;
+    let path = trace_name(&a.input.trace);
+    let mut ctx = report::ReportContext::new(&path, &trace.names);
+    ctx.locations = table.as_ref();
+    ctx.lines = report::EventLines::of_trace(&trace.lines);
+    write_reports(&reports, &ctx, &a.output, false, false)?;
     Ok(if result.predictable.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -371,21 +371,19 @@ fn oracle(a: OracleArgs) -> Result<ExitCode> {
 /// Prints reports as text, JSON (one object, or an array for several) or SARIF.
 fn write_reports(
     reports: &[RaceReport],
-    trace_path: &Path,
-    names: &racepred::trace::Names,
+    ctx: &report::ReportContext<'_>,
     output: &Output,
     sarif: bool,
     _all: bool,
 ) -> Result<()> {
-    let path = trace_name(trace_path);
     let mut out = open_output(output)?;
     if sarif {
-        serde_json::to_writer_pretty(&mut out, &report::sarif::to_sarif(reports, &path, names))?;
+        serde_json::to_writer_pretty(&mut out, &report::sarif::sarif_log(reports, ctx))?;
         writeln!(out)?;
     } else if output.json {
         let values: Vec<serde_json::Value> = reports
             .iter()
-            .map(|r| report::json::to_json(r, &path, names))
+            .map(|r| report::json::report_json(r, ctx))
             .collect();
         if values.len() == 1 {
             serde_json::to_writer_pretty(&mut out, &values[0])?;
@@ -394,12 +392,7 @@ fn write_reports(
         }
         writeln!(out)?;
     } else {
-        for (i, r) in reports.iter().enumerate() {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            report::text::write_text(&mut out, r, &path, names)?;
-        }
+        report::text::write_reports(&mut out, reports, ctx)?;
         // The SMT predictors' witness tails (nothing for other reports).
         crate::smt::write_witness_tails(&mut out, reports)?;
     }
@@ -467,6 +460,12 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         .iter()
         .map(|&k| analysis::create(k, &opts))
         .collect::<racepred::Result<Vec<_>>>()?;
+    let table = locations::load(&a.locations, &a.input.trace)?;
+    let source_root = a
+        .source_root
+        .as_deref()
+        .map(locations::source_root)
+        .transpose()?;
     // The SMT predictors need the whole trace with its values: read it into memory and feed
     // the streaming analyses from there too, so that every report shares one name table.
     let value_trace = if smt_kinds.is_empty() {
@@ -506,6 +505,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         );
     }
     let names = src.names();
+    locations::check_coverage(table.as_ref(), names);
     let mut reports: Vec<RaceReport> = analyses
         .iter_mut()
         .map(|an| {
@@ -526,7 +526,17 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
             reports.push(crate::smt::run(vt, k, &smt_opts, &a.input.trace)?);
         }
     }
-    write_reports(&reports, &a.input.trace, names, &a.output, a.sarif, a.all)?;
+    let shown: Vec<u64> = reports.iter().flat_map(|r| r.shown_events()).collect();
+    let path = trace_name(&a.input.trace);
+    let mut ctx = report::ReportContext::new(&path, names);
+    ctx.locations = table.as_ref();
+    ctx.lines =
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
+    if let Some((root, index)) = &source_root {
+        ctx.source_root = Some(root);
+        ctx.source_index = Some(index);
+    }
+    write_reports(&reports, &ctx, &a.output, a.sarif, a.all)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
     } else {
@@ -540,6 +550,7 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
         &[&a.input.trace],
         &[a.output.output.as_deref(), a.dot.as_deref()],
     )?;
+    let table = locations::load(&a.locations, &a.input.trace)?;
     let mut src = open_input(&a.input)?;
     let validation = if a.lenient {
         Validation::Lenient
@@ -562,30 +573,45 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
         );
     }
     let names = src.names();
+    locations::check_coverage(table.as_ref(), names);
+    let shown = if a.details || a.dot.is_some() {
+        dot::shown_events(&d)
+    } else if a.output.json {
+        d.report.shown_events()
+    } else {
+        Vec::new()
+    };
+    let path = trace_name(&a.input.trace);
+    let mut ctx = report::ReportContext::new(&path, names);
+    ctx.locations = table.as_ref();
+    ctx.lines =
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
     if let Some(p) = &a.dot {
         let maybe: Vec<usize> = (0..d.report.pairs.len())
             .filter(|&i| d.witness(i).is_some())
             .collect();
         let mut f = Out::create(Some(p))?;
-        dot::write_dot(&d, names, &maybe, &mut f)?;
+        dot::write_dot(&d, &ctx, &maybe, &mut f)?;
         f.finish()?;
     }
     if a.output.json {
         write_reports(
             std::slice::from_ref(&d.report),
-            &a.input.trace,
-            names,
+            &ctx,
             &a.output,
             false,
             false,
         )?;
     } else {
         let mut out = open_output(&a.output)?;
-        writeln!(out, "trace               {}", trace_name(&a.input.trace))?;
+        writeln!(out, "trace               {path}")?;
+        if let Some(name) = ctx.table_name() {
+            writeln!(out, "locations           {name}")?;
+        }
         dot::write_summary(&d, &mut out)?;
         if a.details {
             writeln!(out)?;
-            dot::write_details(&d, names, &mut out)?;
+            dot::write_details(&d, &ctx, &mut out)?;
         }
         out.finish()?;
     }
@@ -627,7 +653,9 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
             .collect::<Result<_>>()?,
     };
     checks::period("--period", a.period)?;
+    let table = locations::load(&a.locations, &a.input.trace)?;
     let trace = read_whole(&a.input, false)?;
+    locations::check_coverage(table.as_ref(), &trace.names);
     let cfg = ExperimentConfig {
         rates,
         trials: a.trials,
@@ -649,12 +677,23 @@ fn sample(a: SampleArgs) -> Result<ExitCode> {
         racepred::report::plot::write_detection_plot(p, &exp)?;
     }
     if let Some(p) = &a.csv {
-        trace::write::write_atomic(p, exp.per_race_csv().as_bytes())?;
+        let csv = match &table {
+            Some(t) => exp.per_race_csv_with_sources(t),
+            None => exp.per_race_csv(),
+        };
+        trace::write::write_atomic(p, csv.as_bytes())?;
     }
     let mut out = open_output(&a.output)?;
     if a.output.json {
-        writeln!(out, "{}", exp.to_json())?;
+        match &table {
+            Some(t) => writeln!(out, "{}", exp.to_json_with_sources(t))?,
+            None => writeln!(out, "{}", exp.to_json())?,
+        }
     } else {
+        if let Some(p) = table.as_ref().and_then(|t| t.path()) {
+            // The summary is CSV on standard output; the table goes to the per-race CSV.
+            eprintln!("racepred: locations: {}", p.display());
+        }
         write!(out, "{}", exp.summary_csv())?;
     }
     out.finish()?;

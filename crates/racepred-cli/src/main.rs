@@ -4,6 +4,7 @@
 mod args;
 mod checks;
 mod commands;
+mod locations;
 mod outfile;
 mod progress;
 mod smt;

@@ -6,7 +6,8 @@
 //! - [`trace`]: the event model, streaming readers and writers, validation, statistics;
 //! - [`clock`]: vector clocks, epochs, tree clocks;
 //! - [`analysis`]: one module per analysis behind the [`analysis::Analysis`] trait;
-//! - [`report`]: race reports as plain data and their text / JSON / SARIF forms;
+//! - [`report`]: race reports as plain data, location tables, and their text / JSON / SARIF
+//!   forms;
 //! - [`oracle`]: the exact, exhaustive checker for small traces;
 //! - [`gen`]: random well-formed traces for tests and benchmarks;
 //! - [`program`]: random small programs, their value traces and an exhaustive explorer;

@@ -3,16 +3,32 @@
 //! where the analysis classifies), `racy_events` and `summary` (`pairs`, `location_pairs`,
 //! `racy_events`, `racy_locations`), plus `report_kind`, per-pair threads, per-kind totals,
 //! the location groups, `notes` and `extra`. Formatting only.
+//!
+//! Source locations: `locations` names the location table in use (`null` without one).
+//! With a table, every pair and location group also carries `first_source` /
+//! `second_source` (racy groups: `source`): the table's text for the raw `first_loc` /
+//! `second_loc` (`loc`), or `null` where the table has no entry. Location groups carry
+//! `first_line` / `second_line` (racy groups: `line`), the trace-file lines of their first
+//! occurrence, when the input has lines.
 
 use serde_json::{json, Map, Value};
 
 use super::text::{racy_location_groups, verdict_name};
-use super::RaceReport;
+use super::{RaceReport, ReportContext};
 use crate::trace::Names;
 
-/// `report` as one JSON object.
+/// `report` as one JSON object, with raw location names.
 pub fn to_json(report: &RaceReport, trace: &str, names: &Names) -> Value {
+    report_json(report, &ReportContext::new(trace, names))
+}
+
+/// `report` as one JSON object.
+pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
     let r = report;
+    let (trace, names, locs) = (ctx.trace_path, ctx.names, ctx.locs());
+    let with_sources = ctx.locations.is_some();
+    let source = |l| -> Value { locs.source(l).map_or(Value::Null, Value::from) };
+    let line = |i| -> Option<Value> { ctx.lines.line(i).map(Value::from) };
     let pairs: Vec<Value> = r
         .pairs
         .iter()
@@ -35,6 +51,10 @@ pub fn to_json(report: &RaceReport, trace: &str, names: &Names) -> Value {
             if let Some(v) = p.verdict {
                 o.insert("verdict".into(), verdict_name(v).into());
             }
+            if with_sources {
+                o.insert("first_source".into(), source(p.first_event.loc));
+                o.insert("second_source".into(), source(p.second_event.loc));
+            }
             Value::Object(o)
         })
         .collect();
@@ -43,7 +63,7 @@ pub fn to_json(report: &RaceReport, trace: &str, names: &Names) -> Value {
         .iter()
         .map(|g| {
             let p = &r.pairs[g.first_pair];
-            json!({
+            let mut v = json!({
                 "first_loc": names.loc(p.first_event.loc),
                 "second_loc": names.loc(p.second_event.loc),
                 "kind": p.kind.name(),
@@ -51,20 +71,36 @@ pub fn to_json(report: &RaceReport, trace: &str, names: &Names) -> Value {
                 "count": g.count,
                 "first": p.first,
                 "second": p.second,
-            })
+            });
+            if with_sources {
+                v["first_source"] = source(p.first_event.loc);
+                v["second_source"] = source(p.second_event.loc);
+            }
+            if let (Some(a), Some(b)) = (line(p.first), line(p.second)) {
+                v["first_line"] = a;
+                v["second_line"] = b;
+            }
+            v
         })
         .collect();
     let racy_groups = racy_location_groups(r);
     let racy_locations: Vec<Value> = racy_groups
         .iter()
         .map(|(ev, count, first)| {
-            json!({
+            let mut v = json!({
                 "loc": names.loc(ev.loc),
                 "op": ev.op.std_name(),
                 "variable": names.var(ev.var()),
                 "count": count,
                 "first": first,
-            })
+            });
+            if with_sources {
+                v["source"] = source(ev.loc);
+            }
+            if let Some(l) = line(*first) {
+                v["line"] = l;
+            }
+            v
         })
         .collect();
     let (ww, wr, rw) = r.kind_counts();
@@ -72,6 +108,7 @@ pub fn to_json(report: &RaceReport, trace: &str, names: &Names) -> Value {
         "analysis": r.analysis,
         "trace": trace,
         "events": r.events,
+        "locations": ctx.table_name(),
         "report_kind": r.kind,
         "pairs": pairs,
         "racy_events": r.racy_events.iter().map(|e| e.index).collect::<Vec<_>>(),
@@ -131,5 +168,35 @@ mod tests {
         let mut out = Vec::new();
         write_json(&mut out, &r, "x.std", &t.names).unwrap();
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(v["locations"], Value::Null);
+        assert!(v["location_pairs"][0].get("first_line").is_none());
+    }
+
+    #[test]
+    fn sources_and_lines_beside_raw_locations() {
+        use crate::report::{EventLines, LocationTable};
+        let (t, r) = sample();
+        let table = LocationTable::parse("1\tA.java:5:2\n2\tB.java:7:24\n").unwrap();
+        let mut ctx = ReportContext::new("x.std", &t.names);
+        ctx.locations = Some(&table);
+        ctx.lines = EventLines::OnePerLine;
+        let v = report_json(&r, &ctx);
+        assert_eq!(v["locations"], "(in memory)");
+        let p = &v["pairs"][0];
+        assert_eq!(
+            (&p["first_loc"], &p["second_loc"]),
+            (&json!("1"), &json!("2"))
+        );
+        assert_eq!(p["first_source"], "A.java:5:2");
+        assert_eq!(p["second_source"], "B.java:7:24");
+        let g = &v["location_pairs"][0];
+        assert_eq!(
+            (&g["first_source"], &g["first_line"], &g["second_line"]),
+            (&json!("A.java:5:2"), &json!(1), &json!(2))
+        );
+        // Location 3 is not in the table.
+        assert_eq!(v["location_pairs"][2]["first_source"], Value::Null);
+        assert_eq!(v["racy_location_groups"][0]["source"], "B.java:7:24");
+        assert_eq!(v["racy_location_groups"][0]["line"], 2);
     }
 }

@@ -1,12 +1,17 @@
 //! Race reports: plain data, shared by every analysis. Formatting lives in `text`, `json`
-//! and `sarif` and adds no logic (TSan's `tsan_report.h`).
+//! and `sarif` and adds no logic (TSan's `tsan_report.h`). What printers need besides the
+//! report — names, a location table, trace lines of shown events, a SARIF source root — is
+//! a [`ReportContext`], read before printing ([`locations`]).
 
 pub mod json;
+pub mod locations;
 pub mod plot;
 pub mod sarif;
 pub mod text;
 
 use crate::trace::{Event, Names};
+
+pub use locations::{EventLines, LocationTable, Locations, SourceIndex};
 
 /// Kind of a race pair, by trace order (SPEC §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -195,8 +200,66 @@ pub struct LocationGroup {
     pub count: usize,
 }
 
-/// The names a report needs, resolved once (reports outlive readers).
+/// What printers need besides the report: the trace's name and names, and the location
+/// side (a location table, the trace lines of shown events, a source root for SARIF).
+/// Printers only format; everything here is read before printing.
+#[derive(Clone, Debug)]
 pub struct ReportContext<'a> {
     pub trace_path: &'a str,
     pub names: &'a Names,
+    /// Maps location names to `File:line:col` text (`--locations`, or a sidecar table).
+    pub locations: Option<&'a LocationTable>,
+    /// Trace-file lines of the events the report shows ([`RaceReport::shown_events`]).
+    pub lines: EventLines<'a>,
+    /// SARIF: artifact URIs are made relative to this absolute directory (`--source-root`).
+    pub source_root: Option<&'a std::path::Path>,
+    /// SARIF: the files under `source_root`, to complete bare file names to their paths.
+    pub source_index: Option<&'a SourceIndex>,
+}
+
+impl<'a> ReportContext<'a> {
+    /// A context with names only: raw location names, no lines.
+    pub fn new(trace_path: &'a str, names: &'a Names) -> ReportContext<'a> {
+        ReportContext {
+            trace_path,
+            names,
+            locations: None,
+            lines: EventLines::Unknown,
+            source_root: None,
+            source_index: None,
+        }
+    }
+
+    /// Location names resolved through the table.
+    pub fn locs(&self) -> Locations<'a> {
+        Locations {
+            names: self.names,
+            table: self.locations,
+        }
+    }
+
+    /// The table's file, as the report names it (`None` without a table).
+    pub fn table_name(&self) -> Option<String> {
+        self.locations.map(|t| {
+            t.path()
+                .map_or_else(|| "(in memory)".to_string(), |p| p.display().to_string())
+        })
+    }
+}
+
+impl RaceReport {
+    /// The events a printer shows: both events of each location group's first pair and the
+    /// first event of each racy location group (the ones whose trace lines are looked up).
+    pub fn shown_events(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = Vec::new();
+        for g in self.location_groups() {
+            let p = &self.pairs[g.first_pair];
+            v.push(p.first);
+            v.push(p.second);
+        }
+        v.extend(text::racy_location_groups(self).iter().map(|g| g.2));
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
 }

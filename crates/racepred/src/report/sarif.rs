@@ -1,14 +1,26 @@
 //! SARIF 2.1.0 (OASIS Static Analysis Results Interchange Format), for code-scanning tools:
 //! one run per analysis, one result per distinct location pair (or racy location), located
-//! at the second access with the first as a related location. A location named
-//! `path:line` or `path:line:column` becomes a physical location; any other name (RAPID's
-//! integer locations) a logical one. Formatting only.
+//! at the second access with the first as a related location. A location is first looked
+//! up in the location table, if any; text of the form `path:line` or `path:line:column`
+//! then becomes a physical location (`artifactLocation.uri`, `region.startLine` /
+//! `startColumn`; a column 0 is left out, SARIF columns start at 1), anything else (RAPID's
+//! integer locations without a table, `clinit:pkg/C`) a logical one. With a source root,
+//! relative paths are resolved against the `SRCROOT` base id, which the run's
+//! `originalUriBaseIds` maps to the root's `file://` URI (SARIF §3.4.4, §3.14.14), and a
+//! path the root does not have as such is completed to the one file under the root that
+//! ends with it (`A.java` → `src/pkg/A.java`; left as it is when none or several do).
+//! Formatting only.
+
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::text::{racy_location_groups, verdict_name};
-use super::{PairKind, RaceReport};
+use super::{PairKind, RaceReport, ReportContext, SourceIndex};
 use crate::trace::{LocId, Names};
+
+/// The `uriBaseId` of paths relative to `--source-root`.
+pub const SRCROOT: &str = "SRCROOT";
 
 const RULES: [(&str, &str); 4] = [
     ("write-write", "Two writes to the same variable can race"),
@@ -49,15 +61,71 @@ fn split_source(name: &str) -> Option<(&str, u64, Option<u64>)> {
     (!rest.is_empty() && last > 0).then_some((rest, last, None))
 }
 
-fn location(names: &Names, loc: LocId, id: Option<u64>, message: Option<String>) -> Value {
-    let name = names.loc(loc);
+/// Percent-encodes a path for a URI (RFC 3986: unreserved characters and `/` stay;
+/// backslashes become `/`).
+fn uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            b'\\' => out.push('/'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// The `file://` URI of an absolute directory, ending in `/` as a base URI must.
+pub fn directory_uri(dir: &Path) -> String {
+    let mut s = uri_path(&dir.to_string_lossy());
+    if !s.starts_with('/') {
+        s.insert(0, '/');
+    }
+    if !s.ends_with('/') {
+        s.push('/');
+    }
+    format!("file://{s}")
+}
+
+/// The artifact location of a source path: relative to `SRCROOT` with a source root
+/// (completed through the root's index: `A.java` → `src/pkg/A.java`), `file://` for an
+/// absolute path outside it, else a relative reference.
+fn artifact(path: &str, root: Option<&Path>, index: Option<&SourceIndex>) -> Value {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        if let Some(rel) = root.and_then(|r| p.strip_prefix(r).ok()) {
+            return json!({"uri": uri_path(&rel.to_string_lossy()), "uriBaseId": SRCROOT});
+        }
+        return json!({ "uri": format!("file://{}", uri_path(path)) });
+    }
+    match root {
+        Some(_) => {
+            let path = index.and_then(|ix| ix.resolve(path)).unwrap_or(path);
+            json!({"uri": uri_path(path), "uriBaseId": SRCROOT})
+        }
+        None => json!({ "uri": uri_path(path) }),
+    }
+}
+
+fn location(
+    ctx: &ReportContext<'_>,
+    loc: LocId,
+    id: Option<u64>,
+    message: Option<String>,
+) -> Value {
+    let name = ctx.locs().show(loc);
     let mut v = match split_source(name) {
         Some((path, line, col)) => {
             let mut region = json!({ "startLine": line });
-            if let Some(c) = col {
+            if let Some(c) = col.filter(|&c| c > 0) {
                 region["startColumn"] = c.into();
             }
-            json!({"physicalLocation": {"artifactLocation": {"uri": path}, "region": region}})
+            json!({"physicalLocation": {
+                "artifactLocation": artifact(path, ctx.source_root, ctx.source_index),
+                "region": region,
+            }})
         }
         None => json!({"logicalLocations": [{"name": name, "kind": "member"}]}),
     };
@@ -67,23 +135,36 @@ fn location(names: &Names, loc: LocId, id: Option<u64>, message: Option<String>)
     if let Some(m) = message {
         v["message"] = json!({ "text": m });
     }
+    if ctx.locations.is_some() && !loc.is_none() {
+        // The trace's own name of the location, for tools that join on it.
+        v["properties"] = json!({ "trace_loc": ctx.names.loc(loc) });
+    }
     v
 }
 
-fn run(r: &RaceReport, trace: &str, names: &Names) -> Value {
+/// `event N` with ` (line L)` when the trace line is not N + 1.
+fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
+    match ctx.lines.surprising(index) {
+        Some(l) => format!("event {index}, line {l}"),
+        None => format!("event {index}"),
+    }
+}
+
+fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
+    let (names, locs) = (ctx.names, ctx.locs());
     let mut results = Vec::new();
     for g in r.location_groups() {
         let p = &r.pairs[g.first_pair];
         let var = names.var(p.first_event.var());
         let text = format!(
-            "{} race on {var} between {} ({}, event {}) and {} ({}, event {}); {} occurrence{}",
+            "{} race on {var} between {} ({}, {}) and {} ({}, {}); {} occurrence{}",
             p.kind.name(),
-            names.loc(p.first_event.loc),
+            locs.show(p.first_event.loc),
             names.thread(p.first_event.thread),
-            p.first,
-            names.loc(p.second_event.loc),
+            event_at(ctx, p.first),
+            locs.show(p.second_event.loc),
             names.thread(p.second_event.thread),
-            p.second,
+            event_at(ctx, p.second),
             g.count,
             if g.count == 1 { "" } else { "s" },
         );
@@ -95,15 +176,19 @@ fn run(r: &RaceReport, trace: &str, names: &Names) -> Value {
         if let Some(v) = p.verdict {
             props["verdict"] = verdict_name(v).into();
         }
+        if let (Some(a), Some(b)) = (ctx.lines.line(p.first), ctx.lines.line(p.second)) {
+            props["first_line"] = a.into();
+            props["second_line"] = b.into();
+        }
         let i = rule_index(Some(p.kind));
         results.push(json!({
             "ruleId": RULES[i].0,
             "ruleIndex": i,
             "level": "warning",
             "message": {"text": text},
-            "locations": [location(names, p.second_event.loc, None, None)],
+            "locations": [location(ctx, p.second_event.loc, None, None)],
             "relatedLocations": [location(
-                names,
+                ctx,
                 p.first_event.loc,
                 Some(1),
                 Some(format!("earlier {} of {var} by {}", p.first_event.op.std_name(),
@@ -115,23 +200,28 @@ fn run(r: &RaceReport, trace: &str, names: &Names) -> Value {
     for (ev, count, first) in racy_location_groups(r) {
         let var = names.var(ev.var());
         let text = format!(
-            "{}({var}) at {} races with an earlier conflicting access ({}, event {first}); \
+            "{}({var}) at {} races with an earlier conflicting access ({}, {}); \
              {count} racy event{}",
             ev.op.std_name(),
-            names.loc(ev.loc),
+            locs.show(ev.loc),
             names.thread(ev.thread),
+            event_at(ctx, first),
             if count == 1 { "" } else { "s" },
         );
+        let mut props = json!({"count": count, "first": first, "variable": var});
+        if let Some(l) = ctx.lines.line(first) {
+            props["line"] = l.into();
+        }
         results.push(json!({
             "ruleId": RULES[3].0,
             "ruleIndex": 3,
             "level": "warning",
             "message": {"text": text},
-            "locations": [location(names, ev.loc, None, None)],
-            "properties": {"count": count, "first": first, "variable": var},
+            "locations": [location(ctx, ev.loc, None, None)],
+            "properties": props,
         }));
     }
-    json!({
+    let mut run = json!({
         "tool": {"driver": {
             "name": "racepred",
             "version": env!("CARGO_PKG_VERSION"),
@@ -143,19 +233,29 @@ fn run(r: &RaceReport, trace: &str, names: &Names) -> Value {
         "results": results,
         "properties": {
             "analysis": r.analysis,
-            "trace": trace,
+            "trace": ctx.trace_path,
             "events": r.events,
+            "locations": ctx.table_name(),
             "notes": r.notes,
         },
-    })
+    });
+    if let Some(root) = ctx.source_root {
+        run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
+    }
+    run
+}
+
+/// The reports of one trace as a SARIF 2.1.0 log, one run per report, raw location names.
+pub fn to_sarif(reports: &[RaceReport], trace: &str, names: &Names) -> Value {
+    sarif_log(reports, &ReportContext::new(trace, names))
 }
 
 /// The reports of one trace as a SARIF 2.1.0 log, one run per report.
-pub fn to_sarif(reports: &[RaceReport], trace: &str, names: &Names) -> Value {
+pub fn sarif_log(reports: &[RaceReport], ctx: &ReportContext<'_>) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": reports.iter().map(|r| run(r, trace, names)).collect::<Vec<_>>(),
+        "runs": reports.iter().map(|r| run(r, ctx)).collect::<Vec<_>>(),
     })
 }
 
@@ -185,5 +285,53 @@ mod tests {
         assert_eq!(split_source("a/b.c:12:3"), Some(("a/b.c", 12, Some(3))));
         assert_eq!(split_source("345"), None);
         assert_eq!(split_source(":4"), None);
+        assert_eq!(split_source("classAccessed:java/lang/Integer"), None);
+        assert_eq!(
+            split_source("IndexWriter.java:207:0"),
+            Some(("IndexWriter.java", 207, Some(0)))
+        );
+    }
+
+    #[test]
+    fn table_sources_become_physical_locations() {
+        use crate::report::LocationTable;
+        let (t, r) = sample();
+        let table = LocationTable::parse(
+            "1\tA.java:5:0\n2\tsrc/My File.java:7:24\n3\tclinit:pkg/C\n4\t/abs/D.java:9\n",
+        )
+        .unwrap();
+        let mut ctx = ReportContext::new("x.std", &t.names);
+        ctx.locations = Some(&table);
+        let v = sarif_log(std::slice::from_ref(&r), &ctx);
+        let res = v["runs"][0]["results"].as_array().unwrap();
+        let pl = &res[0]["locations"][0]["physicalLocation"];
+        assert_eq!(pl["artifactLocation"], json!({"uri": "src/My%20File.java"}));
+        assert_eq!(pl["region"], json!({"startLine": 7, "startColumn": 24}));
+        assert_eq!(res[0]["locations"][0]["properties"]["trace_loc"], "2");
+        // Column 0 is not a SARIF column.
+        let rl = &res[0]["relatedLocations"][0]["physicalLocation"];
+        assert_eq!(rl["region"], json!({"startLine": 5}));
+        // Not file:line: logical.
+        assert_eq!(
+            res[2]["relatedLocations"][0]["logicalLocations"][0]["name"],
+            "clinit:pkg/C"
+        );
+        assert_eq!(v["runs"][0]["properties"]["locations"], "(in memory)");
+        assert!(v["runs"][0].get("originalUriBaseIds").is_none());
+
+        ctx.source_root = Some(Path::new("/abs"));
+        let v = sarif_log(std::slice::from_ref(&r), &ctx);
+        let run = &v["runs"][0];
+        assert_eq!(run["originalUriBaseIds"]["SRCROOT"]["uri"], "file:///abs/");
+        let res = run["results"].as_array().unwrap();
+        assert_eq!(
+            res[0]["locations"][0]["physicalLocation"]["artifactLocation"],
+            json!({"uri": "src/My%20File.java", "uriBaseId": "SRCROOT"})
+        );
+        assert_eq!(
+            res[2]["locations"][0]["physicalLocation"]["artifactLocation"],
+            json!({"uri": "D.java", "uriBaseId": "SRCROOT"})
+        );
+        assert_eq!(directory_uri(Path::new("/a b/c")), "file:///a%20b/c/");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{PairKind, RaceReport};
+use super::{PairKind, RaceReport, ReportContext};
 use crate::trace::{Event, Names};
 
 /// Racy events grouped by location and operation for display (a read and a write at one
@@ -30,14 +30,59 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Writes `report` as text.
+/// Writes `report` as text with raw location names.
 pub fn write_text<W: Write + ?Sized>(
     w: &mut W,
     report: &RaceReport,
     trace: &str,
     names: &Names,
 ) -> io::Result<()> {
+    write_report(w, report, &ReportContext::new(trace, names))
+}
+
+/// `event N`, with ` (line L)` when the event is not on line N + 1 of the trace file.
+fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
+    match ctx.lines.surprising(index) {
+        Some(l) => format!("event {index} (line {l})"),
+        None => format!("event {index}"),
+    }
+}
+
+/// Writes several reports of one trace: a `locations: FILE` header line when a location
+/// table is in use, then each report, separated by blank lines.
+pub fn write_reports<W: Write + ?Sized>(
+    w: &mut W,
+    reports: &[RaceReport],
+    ctx: &ReportContext<'_>,
+) -> io::Result<()> {
+    if let (Some(name), Some(t)) = (ctx.table_name(), ctx.locations) {
+        writeln!(
+            w,
+            "locations: {name} ({} of {} trace locations mapped)",
+            t.coverage(ctx.names),
+            ctx.names.locs.len()
+        )?;
+    }
+    for (i, r) in reports.iter().enumerate() {
+        if i > 0 {
+            writeln!(w)?;
+        }
+        write_report(w, r, ctx)?;
+    }
+    Ok(())
+}
+
+/// Writes `report` as text: locations through the context's table, `(line L)` after event
+/// numbers whose trace line is not N + 1.
+pub fn write_report<W: Write + ?Sized>(
+    w: &mut W,
+    report: &RaceReport,
+    ctx: &ReportContext<'_>,
+) -> io::Result<()> {
     let r = report;
+    let names = ctx.names;
+    let locs = ctx.locs();
+    let trace = ctx.trace_path;
     let of = format!(
         "in {} of {trace}",
         plural(r.events as usize, "event", "events")
@@ -63,15 +108,15 @@ pub fn write_text<W: Write + ?Sized>(
             let p = &r.pairs[g.first_pair];
             write!(
                 w,
-                "  {:>width$}x  {:<11}  {} at {} -> {}  (first: event {} in {}, event {} in {})",
+                "  {:>width$}x  {:<11}  {} at {} -> {}  (first: {} in {}, {} in {})",
                 g.count,
                 p.kind.name(),
                 names.var(p.first_event.var()),
-                names.loc(p.first_event.loc),
-                names.loc(p.second_event.loc),
-                p.first,
+                locs.show(p.first_event.loc),
+                locs.show(p.second_event.loc),
+                event_at(ctx, p.first),
                 names.thread(p.first_event.thread),
-                p.second,
+                event_at(ctx, p.second),
                 names.thread(p.second_event.thread),
             )?;
             if let Some(v) = p.verdict {
@@ -93,10 +138,11 @@ pub fn write_text<W: Write + ?Sized>(
         for (ev, count, first) in &groups {
             writeln!(
                 w,
-                "  {count:>width$}x  {}({}) at {}  (first: event {first} in {})",
+                "  {count:>width$}x  {}({}) at {}  (first: {} in {})",
                 ev.op.std_name(),
                 names.var(ev.var()),
-                names.loc(ev.loc),
+                locs.show(ev.loc),
+                event_at(ctx, *first),
                 names.thread(ev.thread),
             )?;
         }
@@ -221,5 +267,48 @@ pub(crate) mod tests {
             to_text(&empty, "y", &t.names),
             "hb: no races in 0 events of y\n"
         );
+    }
+
+    #[test]
+    fn text_shows_table_sources_and_surprising_lines() {
+        use crate::report::{EventLines, LocationTable};
+        let (t, r) = sample();
+        let table = LocationTable::parse("1\tA.java:5:2\n2\tB.java:7:24\n3\tclinit:C\n").unwrap();
+        // A header comment: event i is on line i + 2.
+        let lines: Vec<u64> = (0..t.len() as u64).map(|i| i + 2).collect();
+        let mut ctx = ReportContext::new("x.std", &t.names);
+        ctx.locations = Some(&table);
+        ctx.lines = EventLines::of_trace(&lines);
+        let mut out = Vec::new();
+        write_reports(&mut out, std::slice::from_ref(&r), &ctx).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[0],
+            "locations: (in memory) (3 of 5 trace locations mapped)"
+        );
+        assert_eq!(
+            lines[2],
+            "  2x  write-read   V0 at A.java:5:2 -> B.java:7:24  (first: event 0 (line 2) in T0, event 1 (line 3) in T1)"
+        );
+        // Location 4 is not in the table: its name stays.
+        assert_eq!(
+            lines[4],
+            "  1x  write-write  V1 at clinit:C -> 4  (first: event 4 (line 6) in T1, event 5 (line 7) in T0)"
+        );
+        assert_eq!(
+            lines[6],
+            "  2x  r(V0) at B.java:7:24  (first: event 1 (line 3) in T1)"
+        );
+        // One event per line: no line numbers.
+        ctx.lines = EventLines::OnePerLine;
+        ctx.locations = None;
+        let mut out = Vec::new();
+        write_reports(&mut out, std::slice::from_ref(&r), &ctx).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            to_text(&r, "x.std", &t.names)
+        );
+        assert_eq!(r.shown_events(), vec![0, 1, 2, 4, 5]);
     }
 }

@@ -315,3 +315,99 @@ fn csv_field(s: &str) -> String {
         s.to_string()
     }
 }
+
+/// The experiment's printers with source locations (`racepred sample` with a location
+/// table): the raw location names stay, the table's text comes beside them.
+impl Experiment {
+    /// [`Experiment::per_race_csv`] with two more columns, `first_source,second_source`
+    /// (empty where the table has no entry).
+    pub fn per_race_csv_with_sources(&self, table: &crate::report::LocationTable) -> String {
+        let src = |l: &str| csv_field(table.get(l).unwrap_or(""));
+        let mut s = String::from(
+            "rate,race,first_loc,second_loc,dynamic_races,detection,first_source,second_source\n",
+        );
+        for p in &self.points {
+            for (i, (d, f)) in self.distinct.iter().zip(&p.per_distinct).enumerate() {
+                let first = d.first_loc.as_deref().unwrap_or("");
+                s.push_str(&format!(
+                    "{},{},{},{},{},{:.6},{},{}\n",
+                    p.rate,
+                    i,
+                    csv_field(first),
+                    csv_field(&d.second_loc),
+                    d.dynamic.len(),
+                    f,
+                    if first.is_empty() {
+                        String::new()
+                    } else {
+                        src(first)
+                    },
+                    src(&d.second_loc),
+                ));
+            }
+        }
+        s
+    }
+
+    /// [`Experiment::to_json`] with `locations` (the table's file) and, per distinct race,
+    /// `first_source` / `second_source` (`null` where the table has no entry).
+    pub fn to_json_with_sources(&self, table: &crate::report::LocationTable) -> String {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        let get = |l: Option<&str>| -> serde_json::Value {
+            l.and_then(|l| table.get(l))
+                .map_or(serde_json::Value::Null, Into::into)
+        };
+        if let Some(races) = v.get_mut("distinct").and_then(|d| d.as_array_mut()) {
+            for (r, d) in races.iter_mut().zip(&self.distinct) {
+                r["first_source"] = get(d.first_loc.as_deref());
+                r["second_source"] = get(Some(&d.second_loc));
+            }
+        }
+        if let Some(o) = v.as_object_mut() {
+            let name = table
+                .path()
+                .map_or_else(|| "(in memory)".to_string(), |p| p.display().to_string());
+            o.insert("locations".into(), name.into());
+        }
+        serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+    use crate::report::LocationTable;
+
+    #[test]
+    fn sources_beside_location_names() {
+        let exp = Experiment {
+            baseline: "fasttrack".into(),
+            events: 10,
+            dynamic_races: vec![3],
+            distinct: vec![DistinctRace {
+                first_loc: Some("1".into()),
+                second_loc: "2".into(),
+                dynamic: vec![0],
+            }],
+            points: vec![RatePoint {
+                rate: 1.0,
+                trials: 1,
+                effective_rate_mean: 1.0,
+                effective_rate_sd: 0.0,
+                dynamic_detection: 1.0,
+                distinct_detection: 1.0,
+                per_distinct: vec![1.0],
+                per_dynamic: vec![1],
+                mean_racy_events: 1.0,
+                outside_baseline: 0,
+            }],
+        };
+        let t = LocationTable::parse("1\tA.java:3:4\n").unwrap();
+        let csv = exp.per_race_csv_with_sources(&t);
+        assert_eq!(csv.lines().nth(1), Some("1,0,1,2,1,1.000000,A.java:3:4,"));
+        let v: serde_json::Value = serde_json::from_str(&exp.to_json_with_sources(&t)).unwrap();
+        assert_eq!(v["distinct"][0]["first_source"], "A.java:3:4");
+        assert_eq!(v["distinct"][0]["second_source"], serde_json::Value::Null);
+        assert_eq!(v["locations"], "(in memory)");
+    }
+}

@@ -497,16 +497,49 @@ mod tests {
         assert_eq!(x["wr_max"], 2);
         assert!(x.contains_key("graph_nodes") && x.contains_key("phase2_ms"));
         let t = trace("T1 w(y); T1 w(x); T2 r(x); T2 w(y); T3 w(x)");
+        let ctx = crate::report::ReportContext::new("t", &t.names);
         let mut out = Vec::new();
-        super::super::dot::write_details(&d, &t.names, &mut out).unwrap();
+        super::super::dot::write_details(&d, &ctx, &mut out).unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("maybe") && s.contains("-W(r)->"), "{s}");
         let mut out = Vec::new();
-        super::super::dot::write_dot(&d, &t.names, &[0, 2], &mut out).unwrap();
+        super::super::dot::write_dot(&d, &ctx, &[0, 2], &mut out).unwrap();
         let s = String::from_utf8(out).unwrap();
         assert!(s.starts_with("digraph") && s.contains("dotted"), "{s}");
         let mut out = Vec::new();
         super::super::dot::write_summary(&d, &mut out).unwrap();
         assert!(String::from_utf8(out).unwrap().contains("4/3"));
+    }
+
+    #[test]
+    fn details_and_dot_show_source_locations_and_lines() {
+        use crate::report::{EventLines, LocationTable, ReportContext};
+        // Locations 1..5 (the helper numbers lines), a table for two of them, and a
+        // comment line before the trace so every event is on line i + 2.
+        let t = trace("T1 w(y); T1 w(x); T2 r(x); T2 w(y); T3 w(x)");
+        let d = diagnose_trace(&t, &SshbConfig::default());
+        let table = LocationTable::parse("1\tA.java:10:3\n4\tB.java:20:5\n").unwrap();
+        let lines: Vec<u64> = (0..t.len() as u64).map(|i| i + 2).collect();
+        let mut ctx = ReportContext::new("t", &t.names);
+        ctx.locations = Some(&table);
+        ctx.lines = EventLines::of_trace(&lines);
+        let mut out = Vec::new();
+        super::super::dot::write_details(&d, &ctx, &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let first = s.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "0 write-write T1#w(y)@0 (line 2) at A.java:10:3 — T2#w(y)@3 (line 5) at B.java:20:5: maybe"
+        );
+        // Locations without a table entry show their trace name.
+        assert!(s.contains("T1#w(x)@1 (line 3) at 2"), "{s}");
+        let mut out = Vec::new();
+        super::super::dot::write_dot(&d, &ctx, &[0], &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains(r#"e0 [label="T1#w(y)@0\nA.java:10:3, line 2"];"#),
+            "{s}"
+        );
+        assert_eq!(super::super::dot::shown_events(&d), vec![0, 1, 2, 3, 4]);
     }
 }

@@ -1,12 +1,14 @@
 //! Text and DOT output of a diagnosis (Table 2 summary, per-pair detail, Fig. 4 / 5 graphs).
-//! Formatting only: every figure comes from the [`Diagnosis`].
+//! Formatting only: every figure comes from the [`Diagnosis`]. Events are shown as
+//! `T1#w(x)@12 at File.java:3:4` (the location through the report context's table; the
+//! trace line in parentheses when it is not 13).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{Diagnosis, EdgeKind, Witness};
-use crate::report::Verdict;
+use crate::report::{ReportContext, Verdict};
 use crate::trace::{Event, Names};
 
 /// `T1#w(x)@12` style label of event `i`.
@@ -19,6 +21,44 @@ pub fn event_label(d: &Diagnosis, names: &Names, i: u64) -> String {
         names.target(&e),
         i
     )
+}
+
+/// `T1#w(x)@12 (line 14) at File.java:3:4`: the label of event `i` with its trace line
+/// (when not `i + 1`) and source location (when it has one).
+pub fn event_label_at(d: &Diagnosis, ctx: &ReportContext<'_>, i: u64) -> String {
+    let mut s = event_label(d, ctx.names, i);
+    if let Some(l) = ctx.lines.surprising(i) {
+        s.push_str(&format!(" (line {l})"));
+    }
+    let loc = d.event(i).loc;
+    if !loc.is_none() {
+        s.push_str(" at ");
+        s.push_str(ctx.locs().show(loc));
+    }
+    s
+}
+
+/// Every event a diagnosis shows (both events of each pair and the events of the witness
+/// paths), for looking up their trace lines.
+pub fn shown_events(d: &Diagnosis) -> Vec<u64> {
+    let mut v: Vec<u64> = Vec::new();
+    let mut ws = d.witnesses.iter().peekable();
+    for (i, p) in d.report.pairs.iter().enumerate() {
+        v.push(p.first);
+        v.push(p.second);
+        // The eager witnesses first, as `write_details` does; the others on demand.
+        let w = match ws.peek() {
+            Some(w) if w.pair == i => ws.next().cloned(),
+            _ => d.witness(i),
+        };
+        if let Some(w) = w {
+            v.push(w.from);
+            v.extend(w.steps.iter().map(|s| s.to));
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// The summary of Table 2.
@@ -79,8 +119,8 @@ pub fn write_summary(d: &Diagnosis, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn witness_text(d: &Diagnosis, names: &Names, w: &Witness) -> String {
-    let mut s = event_label(d, names, w.from);
+fn witness_text(d: &Diagnosis, ctx: &ReportContext<'_>, w: &Witness) -> String {
+    let mut s = event_label_at(d, ctx, w.from);
     for st in &w.steps {
         let arrow = match st.kind {
             EdgeKind::ProgramOrder => " -po-> ",
@@ -88,7 +128,7 @@ fn witness_text(d: &Diagnosis, names: &Names, w: &Witness) -> String {
             EdgeKind::Wrd => " -W(r)-> ",
         };
         s.push_str(arrow);
-        s.push_str(&event_label(d, names, st.to));
+        s.push_str(&event_label_at(d, ctx, st.to));
     }
     if !w.choice.is_empty() {
         s.push_str("; goes away if ");
@@ -98,8 +138,8 @@ fn witness_text(d: &Diagnosis, names: &Names, w: &Witness) -> String {
             .map(|&(wr, rd)| {
                 format!(
                     "{} reads from {}",
-                    event_label(d, names, rd),
-                    event_label(d, names, wr)
+                    event_label(d, ctx.names, rd),
+                    event_label(d, ctx.names, wr)
                 )
             })
             .collect();
@@ -112,7 +152,11 @@ fn witness_text(d: &Diagnosis, names: &Names, w: &Witness) -> String {
 }
 
 /// One line per pair: kind, events, verdict, lockset flag, and the witness of maybe pairs.
-pub fn write_details(d: &Diagnosis, names: &Names, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_details(
+    d: &Diagnosis,
+    ctx: &ReportContext<'_>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut ws = d.witnesses.iter().peekable();
     for (i, p) in d.report.pairs.iter().enumerate() {
         let pd = d.pairs[i];
@@ -122,8 +166,8 @@ pub fn write_details(d: &Diagnosis, names: &Names, out: &mut dyn Write) -> io::R
             "{} {} {} — {}: {}",
             i,
             p.kind.name(),
-            event_label(d, names, p.first),
-            event_label(d, names, p.second),
+            event_label_at(d, ctx, p.first),
+            event_label_at(d, ctx, p.second),
             match pd.verdict {
                 Verdict::Guaranteed => "guaranteed",
                 Verdict::Maybe => "maybe",
@@ -139,7 +183,7 @@ pub fn write_details(d: &Diagnosis, names: &Names, out: &mut dyn Write) -> io::R
             };
             if let Some(w) = w {
                 line.push_str("\n    path: ");
-                line.push_str(&witness_text(d, names, &w));
+                line.push_str(&witness_text(d, ctx, &w));
             }
         }
         writeln!(out, "{line}")?;
@@ -147,15 +191,42 @@ pub fn write_details(d: &Diagnosis, names: &Names, out: &mut dyn Write) -> io::R
     Ok(())
 }
 
+/// Escapes text for a double-quoted DOT string.
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// A node's label: the event on the first line, its source location (and trace line when
+/// not N + 1) on the second.
+fn dot_label(d: &Diagnosis, ctx: &ReportContext<'_>, i: u64) -> String {
+    let mut s = dot_escape(&event_label(d, ctx.names, i));
+    let loc = d.event(i).loc;
+    let mut second = Vec::new();
+    if !loc.is_none() {
+        second.push(dot_escape(ctx.locs().show(loc)));
+    }
+    if let Some(l) = ctx.lines.surprising(i) {
+        second.push(format!("line {l}"));
+    }
+    if !second.is_empty() {
+        s.push_str("\\n");
+        s.push_str(&second.join(", "));
+    }
+    s
+}
+
 /// A DOT graph of the given pairs (indices into `report.pairs`) like Fig. 4 / 5: one
 /// column per thread, program order and sync edges solid, WRD edges dotted, the race as a
 /// red dashed line, the witness path of a maybe pair in bold.
 pub fn write_dot(
     d: &Diagnosis,
-    names: &Names,
+    ctx: &ReportContext<'_>,
     pairs: &[usize],
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let names = ctx.names;
     let mut nodes: BTreeSet<u64> = BTreeSet::new();
     let mut edges: BTreeSet<(u64, u64, EdgeKind)> = BTreeSet::new();
     let mut races = Vec::new();
@@ -186,10 +257,10 @@ pub fn write_dot(
         writeln!(
             out,
             "    label=\"{}\";",
-            names.thread(crate::trace::ThreadId(*t))
+            dot_escape(names.thread(crate::trace::ThreadId(*t)))
         )?;
         for &n in ns {
-            writeln!(out, "    e{n} [label=\"{}\"];", event_label(d, names, n))?;
+            writeln!(out, "    e{n} [label=\"{}\"];", dot_label(d, ctx, n))?;
         }
         for w in ns.windows(2) {
             if !edges.contains(&(w[0], w[1], EdgeKind::ProgramOrder)) {
