@@ -207,6 +207,10 @@ pub struct ConvertArgs {
     /// Convert an ill-formed trace anyway (with warnings).
     #[arg(long)]
     pub lenient: bool,
+    /// Drop the values and alternative paths of a value trace (value-level STD extension):
+    /// without it, only STD output accepts a trace that has them, and keeps them.
+    #[arg(long)]
+    pub drop_values: bool,
 }
 
 #[derive(Args, Debug)]

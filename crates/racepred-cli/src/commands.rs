@@ -93,6 +93,7 @@ fn stats(a: StatsArgs) -> Result<ExitCode> {
     }
     progress.finish();
     let stats = counter.finish(src.names());
+    let values = src.has_values();
     let mut out = open_output(&a.output)?;
     if a.output.json {
         let mut v = serde_json::Map::new();
@@ -100,12 +101,16 @@ fn stats(a: StatsArgs) -> Result<ExitCode> {
         if let serde_json::Value::Object(m) = serde_json::to_value(&stats)? {
             v.extend(m);
         }
+        v.insert("values".into(), values.into());
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
     } else {
         writeln!(out, "trace      {}", trace_name(&a.input.trace))?;
         for (label, value) in stats.rows() {
             writeln!(out, "{label:<10} {value}")?;
+        }
+        if values {
+            writeln!(out, "values: yes (value-level STD extension)")?;
         }
     }
     out.finish()?;
@@ -122,6 +127,39 @@ fn is_line_error(e: &racepred::Error) -> bool {
             e.kind(),
             K::Syntax(_) | K::UnknownOp(_) | K::EmptyName(_) | K::NonUtf8
         )
+}
+
+/// A value trace (value-level STD extension) read whole, its recorded run checked
+/// ([`ValueTrace::concrete`](racepred::trace::values::ValueTrace::concrete): reads observe
+/// what the last write wrote, branches hold); a problem is added to `problems` unless its
+/// line already has one (a syntax error the streaming pass reported).
+fn check_values(input: &Input, problems: &mut Vec<(u64, String, String)>) {
+    use racepred::trace::values::ValueTrace;
+    if input.trace == Path::new("-") {
+        eprintln!(
+            "racepred: warning: values not checked: standard input cannot be read twice \
+             (pass the trace as a file)"
+        );
+        return;
+    }
+    let checked = std::fs::File::open(&input.trace)
+        .map_err(racepred::Error::from)
+        .and_then(trace::open::decompress)
+        .and_then(ValueTrace::read_buffered)
+        .and_then(|vt| vt.concrete().map(drop));
+    if let Err(e) = checked {
+        let line = e.position().map_or(0, |p| p.line);
+        if problems.iter().any(|p| p.0 == line) {
+            return;
+        }
+        let msg = e.kind().to_string();
+        let (rule, expl) = match msg.split_once(": ") {
+            Some((r, x)) => (r.to_string(), x.to_string()),
+            None => ("error".to_string(), msg),
+        };
+        problems.push((line, rule, expl));
+        problems.sort_by_key(|p| p.0);
+    }
 }
 
 fn validate(a: ValidateArgs) -> Result<ExitCode> {
@@ -176,6 +214,9 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
         }
     }
     progress.finish();
+    if fatal.is_none() && problems.len() < limit && src.has_values() {
+        check_values(&a.input, &mut problems);
+    }
     let mut out = open_output(&a.output)?;
     let fatal_msg = fatal.as_ref().map(|e| e.to_string());
     if a.output.json {
@@ -280,8 +321,74 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
             Err(e) => e,
         }
     })?;
+    if src.has_values() && !a.drop_values {
+        // The streaming copy lost the values: `dst` is dropped unfinished (no file).
+        drop(dst);
+        anyhow::ensure!(
+            to == Format::Std,
+            "`{}` carries values (value-level STD extension); only STD output keeps them — \
+             convert to .std, or drop them explicitly with --drop-values",
+            a.input.display()
+        );
+        convert_values(&a)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     dst.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the value trace `a.input` to `a.output` as STD with its values: every event in
+/// trace order ([`racepred::witness::event_line`]), each branch followed by its
+/// alternative path. The input is read again as a
+/// [`ValueTrace`](racepred::trace::values::ValueTrace) (the streaming readers drop values).
+fn convert_values(a: &ConvertArgs) -> Result<()> {
+    use racepred::trace::values::ValueTrace;
+    use racepred::witness::{alt_base, event_line};
+    anyhow::ensure!(
+        a.input != Path::new("-"),
+        "standard input carries values (value-level STD extension), and keeping them needs \
+         the trace read twice; pass it as a file, or drop them explicitly with --drop-values"
+    );
+    let in_file = |e: racepred::Error| e.in_file(&a.input);
+    let f = std::fs::File::open(&a.input).map_err(|e| in_file(e.into()))?;
+    let vt =
+        ValueTrace::read_buffered(trace::open::decompress(f).map_err(in_file)?).map_err(in_file)?;
+    // `ValueTrace` keeps no `mbegin` address sets: a streaming reader, in step with the
+    // trace's events, gives them.
+    let mut addrs_src = if vt.trace.events.iter().any(|e| e.op == Op::MethodBegin) {
+        Some(open_trace(&a.input, a.from, a.max_line)?)
+    } else {
+        None
+    };
+    let mut out = trace::write::Sink::create(&a.output).map_err(|e| e.in_file(&a.output))?;
+    let mut alts = vt.alts.iter().enumerate().peekable();
+    for (i, ev) in vt.trace.events.iter().enumerate() {
+        let mut line = event_line(&vt, i as u64);
+        if let Some(src) = addrs_src.as_mut() {
+            let same = src.next_event()?;
+            if ev.op == Op::MethodBegin && !src.addresses().is_empty() {
+                debug_assert_eq!(same.map(|e| e.op), Some(Op::MethodBegin));
+                let names = src.names();
+                let list: Vec<&str> = src
+                    .addresses()
+                    .iter()
+                    .map(|x| names.addrs.name(x.0))
+                    .collect();
+                // `THREAD|mbegin(M)|LOC`: neither the thread nor the location holds a `|`.
+                let close = line.rfind(")|").expect("an mbegin line has a target");
+                line.insert_str(close, &format!(";{}", list.join(",")));
+            }
+        }
+        writeln!(out, "{line}")?;
+        while let Some((k, alt)) = alts.next_if(|(_, alt)| alt.branch == i) {
+            let base = alt_base(&vt, k);
+            for j in 0..alt.events.len() as u64 {
+                writeln!(out, "{}", event_line(&vt, base + j))?;
+            }
+        }
+    }
+    out.finish().map_err(|e| e.in_file(&a.output))?;
+    Ok(())
 }
 
 fn generate(a: GenerateArgs) -> Result<ExitCode> {

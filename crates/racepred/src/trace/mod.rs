@@ -66,6 +66,13 @@ pub trait EventSource {
     fn total_bytes(&self) -> Option<u64> {
         None
     }
+
+    /// True once the source has seen a value part or an alternative-path line (the
+    /// value-level STD extension, [`values`]): events read so far lost data that only
+    /// [`values::ValueTrace`] keeps.
+    fn has_values(&self) -> bool {
+        false
+    }
 }
 
 impl<S: EventSource + ?Sized> EventSource for Box<S> {
@@ -89,6 +96,9 @@ impl<S: EventSource + ?Sized> EventSource for Box<S> {
     }
     fn total_bytes(&self) -> Option<u64> {
         (**self).total_bytes()
+    }
+    fn has_values(&self) -> bool {
+        (**self).has_values()
     }
 }
 

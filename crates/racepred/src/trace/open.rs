@@ -375,6 +375,9 @@ impl EventSource for WithPath {
     fn total_bytes(&self) -> Option<u64> {
         self.total
     }
+    fn has_values(&self) -> bool {
+        self.inner.has_values()
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ pub struct StdFormat {
     /// Cache of the last thread token: consecutive events mostly come from one thread.
     last_thread: Vec<u8>,
     last_thread_id: ThreadId,
+    /// Set once a line had a value part or was an `alt` line.
+    has_values: bool,
 }
 
 impl Default for StdFormat {
@@ -32,6 +34,7 @@ impl Default for StdFormat {
             regs: super::Interner::default(),
             last_thread: Vec::new(),
             last_thread_id: ThreadId::NONE,
+            has_values: false,
         }
     }
 }
@@ -51,13 +54,22 @@ impl LineFormat for StdFormat {
             // Values are checked here and dropped: every analysis the streaming readers feed
             // ignores them ([`super::values`] keeps them for the SMT predictor).
             super::values::parse_ann(part, &mut self.regs)?;
+            self.has_values = true;
         }
         // An `alt` line is not an event of the trace.
-        Ok(alt.is_none().then_some(ev))
+        if alt.is_some() {
+            self.has_values = true;
+            return Ok(None);
+        }
+        Ok(Some(ev))
     }
 
     fn addresses(&self) -> &[AddrId] {
         &self.addrs
+    }
+
+    fn has_values(&self) -> bool {
+        self.has_values
     }
 }
 
@@ -282,6 +294,26 @@ mod tests {
         assert_eq!(t.events[3].target, u32::MAX);
         assert_eq!(t.names.methods.name(t.events[4].target), "M");
         assert_eq!(t.lines[0], 3);
+    }
+
+    #[test]
+    fn has_values_once_a_value_part_or_alt_line_is_seen() {
+        use crate::trace::EventSource;
+        let drain = |s: &str| {
+            let mut r = StdReader::new(s.as_bytes());
+            let mut flags = Vec::new();
+            while r.next_event().unwrap().is_some() {
+                flags.push(r.has_values());
+            }
+            (flags, r.has_values())
+        };
+        assert_eq!(drain("T0|w(x)|1\nT0|r(x)|2\n"), (vec![false, false], false));
+        assert_eq!(
+            drain("T0|w(x)|1\nT0|r(x)->a=0|2\nT0|w(y)|3\n"),
+            (vec![false, true, true], true)
+        );
+        assert_eq!(drain("T0|br(1)|1\n").1, true);
+        assert_eq!(drain("T0|w(x)|1\nT0|alt(1)|w(y)|2\n"), (vec![false], true));
     }
 
     #[test]

@@ -48,6 +48,13 @@ pub trait LineFormat: Default {
     fn seq(&self) -> Option<u64> {
         None
     }
+
+    /// True once a line with a value part or an alternative-path line has been read
+    /// ([`EventSource::has_values`]).
+    #[inline(always)]
+    fn has_values(&self) -> bool {
+        false
+    }
 }
 
 /// Streaming reader of a text format `F` from `R`.
@@ -170,6 +177,10 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
 
     fn bytes_read(&self) -> u64 {
         self.lines.consumed()
+    }
+
+    fn has_values(&self) -> bool {
+        self.format.has_values()
     }
 }
 
