@@ -415,6 +415,13 @@ impl<'a> Problem<'a> {
     /// Builds the solver for this problem; `None` if `deadline` passes first.
     pub fn encode(&self, deadline: Option<std::time::Instant>) -> Option<Session> {
         let solver = Solver::new();
+        // Z3's auto configuration picks the dense difference-logic solver for these order
+        // constraints: an n×n matrix per window whose set-up ignores the timeout (minutes
+        // for a window of 10^4 events on this machine). The general arithmetic solver
+        // answers the same queries within the timeout.
+        let mut params = Params::new();
+        params.set_bool("auto_config", false);
+        solver.set_params(&params);
         let n = self.num.len();
         let o: Vec<Int> = (0..n).map(|i| Int::new_const(format!("o{i}"))).collect();
         let r = Int::new_const("R");
@@ -583,7 +590,7 @@ impl<'a> Problem<'a> {
                     opts
                 }
             };
-            solver.assert(inp(rd).implies(&Bool::or(&options)));
+            solver.assert(inp(rd).implies(Bool::or(&options)));
         }
         // The alternative path's executed events run atomically at the negated branch.
         if let Some(b) = self.negated {
@@ -644,8 +651,8 @@ fn sym(e: &Expr, env: &FxHashMap<u32, BV>) -> BV {
                 BinOp::BitAnd => a.bvand(&b),
                 BinOp::BitOr => a.bvor(&b),
                 BinOp::BitXor => a.bvxor(&b),
-                BinOp::Shl => a.bvshl(&b.bvand(BV::from_i64(63, 64))),
-                BinOp::Shr => a.bvashr(&b.bvand(BV::from_i64(63, 64))),
+                BinOp::Shl => a.bvshl(b.bvand(BV::from_i64(63, 64))),
+                BinOp::Shr => a.bvashr(b.bvand(BV::from_i64(63, 64))),
                 BinOp::Lt => b2v(a.bvslt(&b)),
                 BinOp::Le => b2v(a.bvsle(&b)),
                 BinOp::Gt => b2v(a.bvsgt(&b)),
@@ -676,6 +683,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The encoding in SMT-LIB 2 (for debugging with the `z3` command).
+    pub fn smt2(&self) -> String {
+        self.solver.to_smt2()
+    }
+
     pub fn query(&mut self, p: &Problem<'_>, (a, b): (usize, usize), timeout: Duration) -> Answer {
         let s = &self.solver;
         let mut params = Params::new();
@@ -684,19 +696,22 @@ impl Session {
             timeout.as_millis().clamp(1, u32::MAX as u128) as u32,
         );
         s.set_params(&params);
-        s.push();
+        // The query's constraints as assumptions (no push/pop): Z3 keeps what it learnt
+        // about the window between queries.
+        let mut assumptions = Vec::with_capacity(4);
         for x in [a, b] {
-            s.assert(self.o[x].ge(&self.r));
+            assumptions.push(self.o[x].ge(&self.r));
             match p.prev[x] {
-                Some(q) => s.assert(self.o[q].lt(&self.r)),
+                Some(q) => assumptions.push(self.o[q].lt(&self.r)),
                 None => {
                     if let Some(&f) = p.fork_node.get(&p.ev[x].thread.0) {
-                        s.assert(self.o[f].lt(&self.r));
+                        assumptions.push(self.o[f].lt(&self.r));
                     }
                 }
             }
         }
-        let answer = match s.check() {
+
+        match s.check_assumptions(&assumptions) {
             SatResult::Sat => {
                 let m = s.get_model().expect("a model after sat");
                 let get = |x: &Int| m.eval(x, true).and_then(|v| v.as_i64()).unwrap_or(0);
@@ -712,8 +727,6 @@ impl Session {
             }
             SatResult::Unsat => Answer::Unsat,
             SatResult::Unknown => Answer::Unknown,
-        };
-        s.pop(1);
-        answer
+        }
     }
 }

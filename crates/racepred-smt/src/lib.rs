@@ -98,10 +98,10 @@ pub struct SmtConfig {
 }
 
 impl SmtConfig {
-    pub const DEFAULT_WINDOW: usize = 10_000;
+    pub const DEFAULT_WINDOW: usize = 1_000;
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
     /// Measured: Z3 internalises about 10^6 atoms in a few seconds on this machine.
-    pub const DEFAULT_MAX_ATOMS: u64 = 1_000_000;
+    pub const DEFAULT_MAX_ATOMS: u64 = 200_000;
 
     pub fn new(kind: SmtKind) -> SmtConfig {
         SmtConfig {
@@ -152,14 +152,63 @@ pub struct Outcome {
 
 /// Predicts the races of a value trace (a plain trace: [`ValueTrace::from_trace`]).
 /// `progress` is called after every query.
-pub fn predict(
-    vt: &ValueTrace,
-    cfg: &SmtConfig,
-    mut progress: impl FnMut(&Counts),
-) -> Result<Outcome> {
+pub fn predict(vt: &ValueTrace, cfg: &SmtConfig, progress: impl FnMut(&Counts)) -> Result<Outcome> {
     if cfg.window == 0 {
         return Err(Error::invalid("the window must hold at least one event"));
     }
+    // Z3 does not always honour its `timeout` parameter (measured: its set-up of a window of
+    // 10^4 events ran for minutes): a watchdog thread interrupts the context when a query's
+    // deadline passes, and the query then answers "unknown".
+    let ctx = z3::Context::thread_local();
+    let handle = ctx.handle();
+    let watch = Watchdog::default();
+    std::thread::scope(|scope| {
+        scope.spawn(|| watch.run(&handle));
+        let result = predict_with(vt, cfg, progress, &watch);
+        watch.stop();
+        result
+    })
+}
+
+/// The deadline of the running query, checked every 10 ms by a watchdog thread.
+#[derive(Default)]
+struct Watchdog {
+    deadline: std::sync::Mutex<Option<Instant>>,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl Watchdog {
+    fn run(&self, handle: &z3::ContextHandle<'_>) {
+        use std::sync::atomic::Ordering;
+        while !self.done.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(10));
+            let mut d = self.deadline.lock().expect("watchdog lock");
+            if d.is_some_and(|d| Instant::now() >= d) {
+                *d = None;
+                handle.interrupt();
+            }
+        }
+    }
+
+    fn arm(&self, deadline: Instant) {
+        *self.deadline.lock().expect("watchdog lock") = Some(deadline);
+    }
+
+    fn disarm(&self) {
+        *self.deadline.lock().expect("watchdog lock") = None;
+    }
+
+    fn stop(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+fn predict_with(
+    vt: &ValueTrace,
+    cfg: &SmtConfig,
+    mut progress: impl FnMut(&Counts),
+    watch: &Watchdog,
+) -> Result<Outcome> {
     let concrete = vt.concrete()?;
     let ix = ReplayIndex::new(vt);
     let start = Instant::now();
@@ -170,6 +219,7 @@ pub fn predict(
     let mut pre = PreState::default();
     let n = vt.trace.len();
     let mut ws = 0usize;
+    let debug = std::env::var_os("RACEPRED_SMT_DEBUG").is_some();
     loop {
         let we = (ws + cfg.window).min(n);
         out.counts.windows += 1;
@@ -187,7 +237,15 @@ pub fn predict(
         for alt in variants {
             let mut problem =
                 Problem::build(vt, &concrete, &ix, &pre, ws, we, alt, cfg.kind.model());
+            let t0 = Instant::now();
             let candidates = problem.candidates(alt.is_some());
+            if debug {
+                eprintln!(
+                    "window {ws}: {} candidates, built in {:.3}s",
+                    candidates.len(),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
             out.counts.pruned += problem.pruned;
             let mut session = None;
             let too_large = !candidates.is_empty() && problem.size() > cfg.max_atoms;
@@ -213,7 +271,21 @@ pub fn predict(
                     continue;
                 }
                 if session.is_none() {
-                    match problem.encode(deadline) {
+                    // Building asserts nothing hard; the deadline bounds it.
+                    if let Some(d) = deadline {
+                        watch.arm(d);
+                    }
+                    let t0 = Instant::now();
+                    let built = problem.encode(deadline);
+                    watch.disarm();
+                    if debug {
+                        eprintln!(
+                            "window {ws}: encoded {} atoms in {:.3}s",
+                            problem.size(),
+                            t0.elapsed().as_secs_f64()
+                        );
+                    }
+                    match built {
                         Some(s) => session = Some(s),
                         None => {
                             out.counts.skipped += 1;
@@ -223,7 +295,23 @@ pub fn predict(
                     }
                 }
                 let s = session.as_mut().expect("encoded above");
-                match s.query(&problem, c, timeout) {
+                if let Some(path) = std::env::var_os("RACEPRED_SMT_DUMP") {
+                    let _ = std::fs::write(path, s.smt2());
+                }
+                let t0 = Instant::now();
+                // A little after Z3's own timeout, in case it does not stop by itself.
+                watch.arm(Instant::now() + timeout + Duration::from_millis(200));
+                let answer = s.query(&problem, c, timeout);
+                watch.disarm();
+                if debug {
+                    eprintln!(
+                        "window {ws}: query {:?} in {:.3}s (size {})",
+                        problem.race_numbers(c),
+                        t0.elapsed().as_secs_f64(),
+                        problem.size()
+                    );
+                }
+                match answer {
                     encode::Answer::Sat(schedule) => {
                         let (e, f) = problem.race_numbers(c);
                         let w = Witness {

@@ -304,7 +304,7 @@ fn run_pacer(trace: &Trace, rate: f64, period: u64, seed: u64) -> Detector {
     });
     // Half the runs go event by event (the online API), half in blocks as the drivers feed
     // them (`on_events`; the block size varies with the seed).
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         for (i, e) in trace.events.iter().enumerate() {
             d.on_event(i as u64, e);
         }

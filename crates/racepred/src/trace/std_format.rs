@@ -312,7 +312,7 @@ mod tests {
             drain("T0|w(x)|1\nT0|r(x)->a=0|2\nT0|w(y)|3\n"),
             (vec![false, true, true], true)
         );
-        assert_eq!(drain("T0|br(1)|1\n").1, true);
+        assert!(drain("T0|br(1)|1\n").1);
         assert_eq!(drain("T0|w(x)|1\nT0|alt(1)|w(y)|2\n"), (vec![false], true));
     }
 

@@ -114,7 +114,7 @@ impl State {
             .collect();
         let n = pts.len();
         let edge = |x: usize, y: usize| -> bool {
-            x != y && (self.p.hb_le(pts[x], pts[y]) || (x % 2 == 0 && y == x + 1))
+            x != y && (self.p.hb_le(pts[x], pts[y]) || (x.is_multiple_of(2) && y == x + 1))
         };
         let adj: Vec<Vec<usize>> = (0..n)
             .map(|x| (0..n).filter(|&y| edge(x, y)).collect())
