@@ -413,7 +413,14 @@ impl<'a> Problem<'a> {
     }
 
     /// Builds the solver for this problem; `None` if `deadline` passes first.
-    pub fn encode(&self, deadline: Option<std::time::Instant>) -> Option<Session> {
+    /// Builds the solver for this problem, with order variables only for the events some
+    /// constraint or one of `candidates` needs (the others follow their thread's next needed
+    /// event in the witness); `None` if `deadline` passes first.
+    pub fn encode(
+        &self,
+        candidates: &[(usize, usize)],
+        deadline: Option<std::time::Instant>,
+    ) -> Option<Session> {
         let solver = Solver::new();
         // Z3's auto configuration picks the dense difference-logic solver for these order
         // constraints: an n×n matrix per window whose set-up ignores the timeout (minutes
@@ -423,31 +430,15 @@ impl<'a> Problem<'a> {
         params.set_bool("auto_config", false);
         solver.set_params(&params);
         let n = self.num.len();
-        let o: Vec<Int> = (0..n).map(|i| Int::new_const(format!("o{i}"))).collect();
+        // Order variables, made on first use: an event no constraint mentions needs none.
+        let vars: std::cell::RefCell<Vec<Option<Int>>> = std::cell::RefCell::new(vec![None; n]);
+        let ov = |i: usize| -> Int {
+            vars.borrow_mut()[i]
+                .get_or_insert_with(|| Int::new_const(format!("o{i}")))
+                .clone()
+        };
         let r = Int::new_const("R");
-        let inp = |i: usize| o[i].lt(&r);
-        // Program order, fork, join.
-        for nodes in self.thread_nodes.values() {
-            for w in nodes.windows(2) {
-                solver.assert(o[w[0]].lt(&o[w[1]]));
-            }
-        }
-        for (u, &f) in &self.fork_node {
-            if let Some(&first) = self.thread_nodes.get(u).and_then(|v| v.first()) {
-                solver.assert(o[f].lt(&o[first]));
-            }
-        }
-        for j in 0..n {
-            if self.ev[j].op == Op::Join {
-                let u = self.ev[j].target;
-                if let Some(&last) = self.thread_nodes.get(&u).and_then(|v| v.last()) {
-                    solver.assert(o[last].lt(&o[j]));
-                }
-                if let Some(&f) = self.fork_node.get(&u) {
-                    solver.assert(o[f].lt(&o[j]));
-                }
-            }
-        }
+        let inp = |i: usize| ov(i).lt(&r);
         // Locks.
         for secs in self.sections.values() {
             for (k, s1) in secs.iter().enumerate() {
@@ -470,7 +461,7 @@ impl<'a> Problem<'a> {
                     }
                     for (x, y) in [(s1, s2), (s2, s1)] {
                         if let (Some(rx), Some(ay)) = (x.rel, y.acq) {
-                            clause.push(o[rx].lt(&o[ay]));
+                            clause.push(ov(rx).lt(&ov(ay)));
                         }
                     }
                     solver.assert(Bool::or(&clause));
@@ -529,21 +520,31 @@ impl<'a> Problem<'a> {
             let key = (space(ev.op), ev.target);
             let ws = self.writes.get(&key).unwrap_or(&empty);
             // Read from node w: w before rd, no other write between.
-            let from = |w: usize| -> Option<Bool> {
+            // Read from node w: w before rd, no other write between. `None`: impossible;
+            // an empty conjunction: always true (program order and fork/join imply it; most
+            // reads of real traces read their own thread's write, so this keeps windows of
+            // thousands of events small).
+            let from = |w: usize| -> Option<Vec<Bool>> {
                 if self.mhb(rd, w) || w == rd {
                     return None;
                 }
-                let mut conj = vec![o[w].lt(&o[rd])];
+                let mut conj = Vec::new();
+                if !self.mhb(w, rd) {
+                    conj.push(ov(w).lt(&ov(rd)));
+                }
                 for &w2 in ws {
                     if w2 == w || self.mhb(w2, w) || self.mhb(rd, w2) {
                         continue;
                     }
-                    conj.push(Bool::or(&[o[w2].lt(&o[w]), o[w2].gt(&o[rd])]));
+                    if self.mhb(w, w2) && self.mhb(w2, rd) {
+                        return None;
+                    }
+                    conj.push(Bool::or(&[ov(w2).lt(&ov(w)), ov(w2).gt(&ov(rd))]));
                 }
-                Some(Bool::and(&conj))
+                Some(conj)
             };
             // Read the value at the window start: every write of the window after rd.
-            let before = || -> Option<Bool> {
+            let before = || -> Option<Vec<Bool>> {
                 let mut conj = Vec::new();
                 for &w2 in ws {
                     if self.mhb(rd, w2) {
@@ -552,16 +553,16 @@ impl<'a> Problem<'a> {
                     if self.mhb(w2, rd) {
                         return None;
                     }
-                    conj.push(o[w2].gt(&o[rd]));
+                    conj.push(ov(w2).gt(&ov(rd)));
                 }
-                Some(Bool::and(&conj))
+                Some(conj)
             };
             let pre_value = self.pre_value.get(&key).copied().flatten();
-            let options: Vec<Bool> = match kind {
+            let options: Vec<Vec<Bool>> = match kind {
                 ReadKind::SameWrite(Src::Node(w)) => from(w).into_iter().collect(),
                 ReadKind::SameWrite(Src::Before) => before().into_iter().collect(),
                 ReadKind::SameValue(v) => {
-                    let mut opts: Vec<Bool> = ws
+                    let mut opts: Vec<Vec<Bool>> = ws
                         .iter()
                         .filter(|&&w| self.write_value[w] == Some(v))
                         .filter_map(|&w| from(w))
@@ -575,21 +576,28 @@ impl<'a> Problem<'a> {
                     let me = val[rd]
                         .clone()
                         .expect("relaxed reads have a value variable");
-                    let mut opts: Vec<Bool> = ws
+                    let mut opts: Vec<Vec<Bool>> = ws
                         .iter()
                         .filter_map(|&w| {
                             let wv = write_sym[w].as_ref()?;
-                            Some(Bool::and(&[from(w)?, me.eq(wv)]))
+                            let mut c = from(w)?;
+                            c.push(me.eq(wv));
+                            Some(c)
                         })
                         .collect();
                     if let Some(v) = pre_value {
-                        if let Some(b) = before() {
-                            opts.push(Bool::and(&[b, me.eq(BV::from_i64(v, 64))]));
+                        if let Some(mut b) = before() {
+                            b.push(me.eq(BV::from_i64(v, 64)));
+                            opts.push(b);
                         }
                     }
                     opts
                 }
             };
+            if options.iter().any(|c| c.is_empty()) {
+                continue; // always satisfied
+            }
+            let options: Vec<Bool> = options.iter().map(|c| Bool::and(c)).collect();
             solver.assert(inp(rd).implies(Bool::or(&options)));
         }
         // The alternative path's executed events run atomically at the negated branch.
@@ -607,13 +615,78 @@ impl<'a> Problem<'a> {
                     solver.assert(Bool::or(&[
                         inp(x).not(),
                         inp(a).not(),
-                        o[x].lt(&o[b]),
-                        o[x].gt(&o[a]),
+                        ov(x).lt(&ov(b)),
+                        ov(x).gt(&ov(a)),
                     ]));
                 }
             }
         }
-        Some(Session { solver, o, r })
+        // The candidates' events, their threads' previous events and forks; forks, joins
+        // and each joined thread's last event.
+        for &(a, b) in candidates {
+            for x in [a, b] {
+                ov(x);
+                if let Some(q) = self.prev[x] {
+                    ov(q);
+                }
+                if let Some(&f) = self.fork_node.get(&self.ev[x].thread.0) {
+                    ov(f);
+                }
+            }
+        }
+        for j in 0..n {
+            match self.ev[j].op {
+                Op::Fork => {
+                    ov(j);
+                }
+                Op::Join => {
+                    ov(j);
+                    if let Some(&last) = self
+                        .thread_nodes
+                        .get(&self.ev[j].target)
+                        .and_then(|v| v.last())
+                    {
+                        ov(last);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let needed: Vec<bool> = vars.borrow().iter().map(Option::is_some).collect();
+        // Program order over the needed events, fork, join.
+        for nodes in self.thread_nodes.values() {
+            let kept: Vec<usize> = nodes.iter().copied().filter(|&i| needed[i]).collect();
+            for w in kept.windows(2) {
+                solver.assert(ov(w[0]).lt(&ov(w[1])));
+            }
+        }
+        for (u, &f) in &self.fork_node {
+            let first = self
+                .thread_nodes
+                .get(u)
+                .and_then(|v| v.iter().copied().find(|&i| needed[i]));
+            if let Some(first) = first {
+                solver.assert(ov(f).lt(&ov(first)));
+            }
+        }
+        for j in 0..n {
+            if self.ev[j].op == Op::Join {
+                let u = self.ev[j].target;
+                if let Some(&last) = self.thread_nodes.get(&u).and_then(|v| v.last()) {
+                    solver.assert(ov(last).lt(&ov(j)));
+                }
+                if let Some(&f) = self.fork_node.get(&u) {
+                    solver.assert(ov(f).lt(&ov(j)));
+                }
+            }
+        }
+        let o = vars.into_inner();
+        Some(Session {
+            solver,
+            o,
+            r,
+            needed,
+        })
     }
 }
 
@@ -678,8 +751,10 @@ pub enum Answer {
 /// The solver of one problem; one query per candidate pair, each in a push/pop scope.
 pub struct Session {
     solver: Solver,
-    o: Vec<Int>,
+    /// Order variables of the needed events.
+    o: Vec<Option<Int>>,
     r: Int,
+    needed: Vec<bool>,
 }
 
 impl Session {
@@ -699,13 +774,14 @@ impl Session {
         // The query's constraints as assumptions (no push/pop): Z3 keeps what it learnt
         // about the window between queries.
         let mut assumptions = Vec::with_capacity(4);
+        let o = |i: usize| self.o[i].as_ref().expect("candidates' events are needed");
         for x in [a, b] {
-            assumptions.push(self.o[x].ge(&self.r));
+            assumptions.push(o(x).ge(&self.r));
             match p.prev[x] {
-                Some(q) => assumptions.push(self.o[q].lt(&self.r)),
+                Some(q) => assumptions.push(o(q).lt(&self.r)),
                 None => {
                     if let Some(&f) = p.fork_node.get(&p.ev[x].thread.0) {
-                        assumptions.push(self.o[f].lt(&self.r));
+                        assumptions.push(o(f).lt(&self.r));
                     }
                 }
             }
@@ -716,14 +792,31 @@ impl Session {
                 let m = s.get_model().expect("a model after sat");
                 let get = |x: &Int| m.eval(x, true).and_then(|v| v.as_i64()).unwrap_or(0);
                 let r = get(&self.r);
-                let mut prefix: Vec<(i64, u64)> = (0..p.num.len())
+                let mut prefix: Vec<(i64, usize)> = (0..p.num.len())
                     .filter_map(|i| {
-                        let v = get(&self.o[i]);
-                        (v < r).then_some((v, p.num[i]))
+                        let v = get(self.o[i].as_ref()?);
+                        (v < r).then_some((v, i))
                     })
                     .collect();
-                prefix.sort_unstable();
-                Answer::Sat(prefix.into_iter().map(|(_, n)| n).collect())
+                prefix.sort_unstable_by_key(|&(v, i)| (v, p.num[i]));
+                // Each needed event is preceded by its thread's events that need no order
+                // variable since the thread's previous needed event.
+                let mut schedule = Vec::with_capacity(prefix.len());
+                for (_, i) in prefix {
+                    let t = p.ev[i].thread.0;
+                    let nodes = &p.thread_nodes[&t];
+                    let k = nodes
+                        .iter()
+                        .position(|&x| x == i)
+                        .expect("node of its thread");
+                    let from = nodes[..k]
+                        .iter()
+                        .rposition(|&x| self.needed[x])
+                        .map_or(0, |j| j + 1);
+                    schedule.extend(nodes[from..k].iter().map(|&x| p.num[x]));
+                    schedule.push(p.num[i]);
+                }
+                Answer::Sat(schedule)
             }
             SatResult::Unsat => Answer::Unsat,
             SatResult::Unknown => Answer::Unknown,

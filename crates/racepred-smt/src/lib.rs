@@ -100,8 +100,8 @@ pub struct SmtConfig {
 impl SmtConfig {
     pub const DEFAULT_WINDOW: usize = 1_000;
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
-    /// Measured: Z3 internalises about 10^6 atoms in a few seconds on this machine.
-    pub const DEFAULT_MAX_ATOMS: u64 = 200_000;
+    /// An upper bound of the encoding before the events no constraint needs are dropped.
+    pub const DEFAULT_MAX_ATOMS: u64 = 5_000_000;
 
     pub fn new(kind: SmtKind) -> SmtConfig {
         SmtConfig {
@@ -249,7 +249,7 @@ fn predict_with(
             out.counts.pruned += problem.pruned;
             let mut session = None;
             let too_large = !candidates.is_empty() && problem.size() > cfg.max_atoms;
-            for c in candidates {
+            for &c in &candidates {
                 let loc_key = problem.location_key(c);
                 if !cfg.all_pairs && found_locs.contains(&loc_key) {
                     out.counts.skipped += 1;
@@ -276,7 +276,7 @@ fn predict_with(
                         watch.arm(d);
                     }
                     let t0 = Instant::now();
-                    let built = problem.encode(deadline);
+                    let built = problem.encode(&candidates, deadline);
                     watch.disarm();
                     if debug {
                         eprintln!(
