@@ -461,7 +461,7 @@ impl<'a> Problem<'a> {
                     }
                     for (x, y) in [(s1, s2), (s2, s1)] {
                         if let (Some(rx), Some(ay)) = (x.rel, y.acq) {
-                            clause.push(ov(rx).lt(&ov(ay)));
+                            clause.push(ov(rx).lt(ov(ay)));
                         }
                     }
                     solver.assert(Bool::or(&clause));
@@ -530,7 +530,7 @@ impl<'a> Problem<'a> {
                 }
                 let mut conj = Vec::new();
                 if !self.mhb(w, rd) {
-                    conj.push(ov(w).lt(&ov(rd)));
+                    conj.push(ov(w).lt(ov(rd)));
                 }
                 for &w2 in ws {
                     if w2 == w || self.mhb(w2, w) || self.mhb(rd, w2) {
@@ -539,7 +539,7 @@ impl<'a> Problem<'a> {
                     if self.mhb(w, w2) && self.mhb(w2, rd) {
                         return None;
                     }
-                    conj.push(Bool::or(&[ov(w2).lt(&ov(w)), ov(w2).gt(&ov(rd))]));
+                    conj.push(Bool::or(&[ov(w2).lt(ov(w)), ov(w2).gt(ov(rd))]));
                 }
                 Some(conj)
             };
@@ -553,7 +553,7 @@ impl<'a> Problem<'a> {
                     if self.mhb(w2, rd) {
                         return None;
                     }
-                    conj.push(ov(w2).gt(&ov(rd)));
+                    conj.push(ov(w2).gt(ov(rd)));
                 }
                 Some(conj)
             };
@@ -615,8 +615,8 @@ impl<'a> Problem<'a> {
                     solver.assert(Bool::or(&[
                         inp(x).not(),
                         inp(a).not(),
-                        ov(x).lt(&ov(b)),
-                        ov(x).gt(&ov(a)),
+                        ov(x).lt(ov(b)),
+                        ov(x).gt(ov(a)),
                     ]));
                 }
             }
@@ -657,7 +657,7 @@ impl<'a> Problem<'a> {
         for nodes in self.thread_nodes.values() {
             let kept: Vec<usize> = nodes.iter().copied().filter(|&i| needed[i]).collect();
             for w in kept.windows(2) {
-                solver.assert(ov(w[0]).lt(&ov(w[1])));
+                solver.assert(ov(w[0]).lt(ov(w[1])));
             }
         }
         for (u, &f) in &self.fork_node {
@@ -666,17 +666,17 @@ impl<'a> Problem<'a> {
                 .get(u)
                 .and_then(|v| v.iter().copied().find(|&i| needed[i]));
             if let Some(first) = first {
-                solver.assert(ov(f).lt(&ov(first)));
+                solver.assert(ov(f).lt(ov(first)));
             }
         }
         for j in 0..n {
             if self.ev[j].op == Op::Join {
                 let u = self.ev[j].target;
                 if let Some(&last) = self.thread_nodes.get(&u).and_then(|v| v.last()) {
-                    solver.assert(ov(last).lt(&ov(j)));
+                    solver.assert(ov(last).lt(ov(j)));
                 }
                 if let Some(&f) = self.fork_node.get(&u) {
-                    solver.assert(ov(f).lt(&ov(j)));
+                    solver.assert(ov(f).lt(ov(j)));
                 }
             }
         }
