@@ -1,15 +1,8 @@
 //! End-to-end tests of the `racepred` binary: output a user reads, exit codes, errors.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_racepred"))
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, repo, run};
 
 fn tmp(name: &str, content: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("racepred-cli-{}", std::process::id()));
@@ -17,19 +10,6 @@ fn tmp(name: &str, content: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, content).unwrap();
     p
-}
-
-fn run(cmd: &mut Command) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = cmd.output().unwrap();
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8(stdout).unwrap(),
-        String::from_utf8(stderr).unwrap(),
-    )
 }
 
 #[test]

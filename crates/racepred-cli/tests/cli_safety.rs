@@ -2,35 +2,12 @@
 //! runs leave no files, option checks are shared, errors are bounded and said once.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_racepred"))
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, repo, run};
 
 /// A fresh directory per test.
 fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("racepred-safety-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(cmd: &mut Command) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = cmd.output().unwrap();
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-    )
+    common::fresh_dir("safety", test)
 }
 
 /// Names in `d`, sorted (temporary files would show here).

@@ -2,35 +2,16 @@
 //! `convert` keeps values (or refuses to lose them), `validate` checks them, `stats` says so.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{bin, run};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_racepred"))
+/// A fresh directory per test.
+fn dir(test: &str) -> PathBuf {
+    common::fresh_dir("cli-values", test)
 }
 
 fn fig1() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/traces/recipe_fig1.std")
-}
-
-/// A fresh directory per test.
-fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("racepred-cli-values-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(cmd: &mut Command) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = cmd.output().unwrap();
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8(stdout).unwrap(),
-        String::from_utf8(stderr).unwrap(),
-    )
 }
 
 /// The race pairs `analyze -a recipe-alt --json` reports on `trace`.

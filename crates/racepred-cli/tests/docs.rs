@@ -97,7 +97,12 @@ fn formats_doc_covers_every_std_operation_and_the_value_extension() {
 fn analyses_doc_names_tests_that_exist() {
     let doc = read(&repo().join("docs/analyses.md"));
     let mut sources = String::new();
-    for dir in ["crates/racepred/tests", "crates/racepred/src/analysis/sshb"] {
+    for dir in [
+        "crates/racepred/tests",
+        "crates/racepred/src/analysis/sshb",
+        "crates/racepred/src",
+        "crates/racepred-smt/tests",
+    ] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "rs") {

@@ -2,31 +2,12 @@
 //! `File.java:line:col` in text, JSON, SARIF and DOT, and "event N (line L)".
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_racepred"))
-}
+mod common;
+use common::{bin, run};
 
 /// A fresh directory per test.
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("racepred-locs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(cmd: &mut Command) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = cmd.output().unwrap();
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8(stdout).unwrap(),
-        String::from_utf8(stderr).unwrap(),
-    )
+fn dir(test: &str) -> PathBuf {
+    common::fresh_dir("locs", test)
 }
 
 /// Integer locations as RAPID writes them, a header comment and a blank line, so event i is

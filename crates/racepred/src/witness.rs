@@ -620,19 +620,8 @@ fn show(v: Option<i64>) -> String {
 mod tests {
     use super::*;
 
-    const FIG1: &str = "\
-T0|w(x)=0|0
-T0|w(y)=0|0
-T0|fork(T1)|0
-T0|fork(T2)|0
-T1|w(y)=3|1
-T1|w(x)=1|2
-T1|w(y)=5|3
-T2|r(y)->a=5|4
-T2|br(a>2)|4
-T2|r(x)->b=1|5
-T2|alt(4)|r(x)->c|7
-";
+    /// RECIPE Fig. 1 as a value trace (events 0–9; the alternative event is 10).
+    const FIG1: &str = include_str!("../../../tests/traces/recipe_fig1.std");
 
     fn check(model: Model, schedule: &[u64], race: (u64, u64)) -> Result<()> {
         let vt = ValueTrace::parse(FIG1.as_bytes()).unwrap();

@@ -674,19 +674,8 @@ mod tests {
         }
     }
 
-    const FIG1: &str = "\
-T0|w(x)=0|0
-T0|w(y)=0|0
-T0|fork(T1)|0
-T0|fork(T2)|0
-T1|w(y)=3|1
-T1|w(x)=1|2
-T1|w(y)=5|3
-T2|r(y)->a=5|4
-T2|br(a>2)|4
-T2|r(x)->b=1|5
-T2|alt(4)|r(x)->c|7
-";
+    /// RECIPE Fig. 1 as a value trace (events 0–9; the alternative event is 10).
+    const FIG1: &str = include_str!("../../../../tests/traces/recipe_fig1.std");
 
     #[test]
     fn parses_values_and_alternative_paths() {
@@ -703,7 +692,8 @@ T2|alt(4)|r(x)->c|7
         assert_eq!(vt.alts.len(), 1);
         assert_eq!(vt.alts[0].branch, 8);
         assert_eq!(vt.alts[0].events[0].op, Op::Read);
-        assert_eq!(vt.alts[0].lines, vec![11]);
+        let alt_line = FIG1.lines().position(|l| l.contains("|alt(4)|")).unwrap() as u64 + 1;
+        assert_eq!(vt.alts[0].lines, vec![alt_line]);
         let c = vt.concrete().unwrap();
         assert_eq!(c.write_value[4], Some(3));
         assert_eq!(c.write_value[6], Some(5));
