@@ -71,20 +71,6 @@ impl LineFormat for GoLogFormat {
     }
 }
 
-fn parse_u64(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for &b in s {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        n = n.checked_mul(10)?.checked_add((b - b'0') as u64)?;
-    }
-    Some(n)
-}
-
 fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
     let mut fields: [&[u8]; 5] = [&[]; 5];
     let mut n = 0;
@@ -104,7 +90,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
     }
     let [mut tid, op, obj, loc, num] = fields;
     if let Some(colon) = memchr::memchr(b':', tid) {
-        if parse_u64(trim(&tid[..colon])).is_none() {
+        if super::lines::parse_decimal(trim(&tid[..colon])).is_none() {
             return Err(Error::syntax(format!(
                 "event number `{}` before `:` is not a decimal number",
                 super::lines::Shown(&tid[..colon])
@@ -116,7 +102,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
         return Err(Error::new(ErrorKind::UnknownOp(super::lines::show(op))));
     };
     check_name(tid, "thread")?;
-    if parse_u64(tid).is_none() {
+    if super::lines::parse_decimal(tid).is_none() {
         return Err(Error::syntax(format!(
             "thread id `{}` is not a decimal number",
             super::lines::Shown(tid)
@@ -124,7 +110,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
     }
     check_name(obj, super::binary::kind_what(op.target_kind()))?;
     check_name(loc, "location")?;
-    let Some(seq) = parse_u64(num) else {
+    let Some(seq) = super::lines::parse_decimal(num) else {
         return Err(Error::syntax(format!(
             "global access number `{}` is not a decimal number",
             super::lines::Shown(num)

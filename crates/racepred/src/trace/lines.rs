@@ -336,6 +336,21 @@ fn load8(s: &[u8]) -> u64 {
     w
 }
 
+/// A decimal `u64` without sign or spaces (what the readers accept as a thread number).
+pub(crate) fn parse_decimal(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add((b - b'0') as u64)?;
+    }
+    Some(n)
+}
+
 /// Checks that a name is non-empty UTF-8.
 #[inline]
 pub fn check_name(s: &[u8], what: &'static str) -> Result<()> {

@@ -147,7 +147,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
     check_name(aux, super::binary::kind_what(op.target_kind()))?;
     for (t, what) in [(thread, "thread"), (aux, "started or joined thread")] {
         if (what == "thread" || op.target_kind() == super::NameKind::Thread)
-            && super::write_formats::parse_decimal(t).is_none()
+            && super::lines::parse_decimal(t).is_none()
         {
             return Err(Error::syntax(format!(
                 "{what} `{}` is not a number (RoadRunner numbers its threads)",

@@ -82,21 +82,6 @@ impl TextFormat {
 /// Highest CSV column (thread number) written: a row is as long as its column number.
 const MAX_CSV_COLUMN: u64 = 1 << 16;
 
-/// A decimal `u64` without sign or spaces (what the readers accept as a thread number).
-pub(crate) fn parse_decimal(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    let mut n: u64 = 0;
-    for &b in s {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        n = n.checked_mul(10)?.checked_add((b - b'0') as u64)?;
-    }
-    Some(n)
-}
-
 /// Thread numbers for formats whose threads are numbers (see the module header).
 #[derive(Default)]
 struct ThreadNumbers {
@@ -128,7 +113,7 @@ impl ThreadNumbers {
         let name = table.name(id);
         let n = name
             .strip_prefix(fmt.thread_prefix())
-            .and_then(|d| parse_decimal(d.as_bytes()))
+            .and_then(|d| super::lines::parse_decimal(d.as_bytes()))
             .unwrap_or(id as u64);
         if let Some(&other) = self.owner.get(&n) {
             if other != id {
