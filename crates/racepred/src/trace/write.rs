@@ -66,6 +66,34 @@ pub fn copy(src: &mut dyn EventSource, dst: &mut dyn TraceWriter) -> Result<u64>
 // STD
 // ---------------------------------------------------------------------------------------
 
+/// The name of `id` in table `kind`, checked once per name by `check` (`checked` remembers
+/// which names passed): the name lookup of every text writer.
+pub(crate) fn checked_name<'n>(
+    checked: &mut [Vec<bool>; 7],
+    names: &'n Names,
+    kind: NameKind,
+    id: u32,
+    check: impl FnOnce(&str) -> Result<()>,
+) -> Result<&'n str> {
+    let table = names.table(kind);
+    if (id as usize) >= table.len() {
+        return Err(Error::invalid(format!(
+            "event refers to {kind:?} id {id}, but the source has only {} such names",
+            table.len()
+        )));
+    }
+    let name = table.name(id);
+    let c = &mut checked[kind as usize];
+    if c.get(id as usize) != Some(&true) {
+        check(name)?;
+        if c.len() <= id as usize {
+            c.resize(id as usize + 1, false);
+        }
+        c[id as usize] = true;
+    }
+    Ok(name)
+}
+
 /// STD text writer.
 pub struct StdWriter<W: Write> {
     out: W,
@@ -92,23 +120,7 @@ impl<W: Write> StdWriter<W> {
         id: u32,
         role: Role,
     ) -> Result<&'n str> {
-        let table = names.table(kind);
-        if (id as usize) >= table.len() {
-            return Err(Error::invalid(format!(
-                "event refers to {kind:?} id {id}, but the source has only {} such names",
-                table.len()
-            )));
-        }
-        let name = table.name(id);
-        let c = &mut self.checked[kind as usize];
-        if c.get(id as usize) != Some(&true) {
-            check_std_name(name, role)?;
-            if c.len() <= id as usize {
-                c.resize(id as usize + 1, false);
-            }
-            c[id as usize] = true;
-        }
-        Ok(name)
+        checked_name(&mut self.checked, names, kind, id, |n| check_std_name(n, role))
     }
 
     /// Appends one event as a line.

@@ -160,23 +160,10 @@ impl<W: Write> FormatWriter<W> {
 
     /// The name of `id` in table `kind`, checked to be writable in this format.
     fn name<'n>(&mut self, names: &'n Names, kind: NameKind, id: u32) -> Result<&'n str> {
-        let table = names.table(kind);
-        if (id as usize) >= table.len() {
-            return Err(Error::invalid(format!(
-                "event refers to {kind:?} id {id}, but the source has only {} such names",
-                table.len()
-            )));
-        }
-        let name = table.name(id);
-        let c = &mut self.checked[kind as usize];
-        if c.get(id as usize) != Some(&true) {
-            check_name(name, kind, self.fmt)?;
-            if c.len() <= id as usize {
-                c.resize(id as usize + 1, false);
-            }
-            c[id as usize] = true;
-        }
-        Ok(name)
+        let fmt = self.fmt;
+        super::write::checked_name(&mut self.checked, names, kind, id, |n| {
+            check_name(n, kind, fmt)
+        })
     }
 
     /// Appends one event as a line; `seq` is its global access number if the source has one.
