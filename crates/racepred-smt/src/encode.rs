@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use racepred::clock::VectorClock;
 use racepred::report::PairKind;
 use racepred::trace::values::{Ann, BinOp, Concrete, Expr, UnOp, ValueTrace};
 use racepred::trace::{Event, Op};
@@ -103,9 +104,9 @@ pub struct Problem<'a> {
     prev: Vec<Option<usize>>,
     thread_nodes: FxHashMap<u32, Vec<usize>>,
     fork_node: FxHashMap<u32, usize>,
-    /// Must-happen-before clocks.
-    vc: Vec<FxHashMap<u32, u32>>,
-    tclock: Vec<u32>,
+    /// Must-happen-before clocks (program order, fork, join).
+    vc: Vec<VectorClock>,
+    /// Locks held (outermost acquires) at each access, empty for other events.
     lockset: Vec<Vec<u32>>,
     sections: FxHashMap<u32, Vec<Section>>,
     writes: FxHashMap<(u8, u32), Vec<usize>>,
@@ -143,7 +144,6 @@ impl<'a> Problem<'a> {
             thread_nodes: Default::default(),
             fork_node: Default::default(),
             vc: Vec::new(),
-            tclock: Vec::new(),
             lockset: Vec::new(),
             sections: Default::default(),
             writes: Default::default(),
@@ -189,16 +189,17 @@ impl<'a> Problem<'a> {
         let n = self.num.len();
         self.prev = vec![None; n];
         self.vc = Vec::with_capacity(n);
-        self.tclock = vec![0; n];
         self.lockset = vec![Vec::new(); n];
         self.write_value = vec![None; n];
-        let mut clocks: FxHashMap<u32, FxHashMap<u32, u32>> = Default::default();
-        let mut fork_vc: FxHashMap<u32, FxHashMap<u32, u32>> = Default::default();
+        let mut clocks: FxHashMap<u32, VectorClock> = Default::default();
+        let mut fork_vc: FxHashMap<u32, VectorClock> = Default::default();
         let mut depth: FxHashMap<(u32, u32), u32> = pre.depth.clone();
         let mut open: FxHashMap<(u32, u32), usize> = Default::default();
+        let mut held: FxHashMap<u32, Vec<u32>> = Default::default();
         // Sections held at the window start.
         for (&(t, l), &d) in &pre.depth {
             if d > 0 {
+                held.entry(t).or_default().push(l);
                 let secs = self.sections.entry(l).or_default();
                 open.insert((t, l), secs.len());
                 secs.push(Section {
@@ -222,12 +223,10 @@ impl<'a> Problem<'a> {
             let c = clocks.entry(t).or_default();
             if first {
                 if let Some(f) = fork_vc.get(&t) {
-                    join_into(c, f);
+                    c.join(f);
                 }
             }
-            let tick = c.entry(t).or_insert(0);
-            *tick += 1;
-            self.tclock[i] = *tick;
+            c.increment(ev.thread);
             match ev.op {
                 Op::Fork => {
                     self.fork_node.insert(ev.target, i);
@@ -235,22 +234,21 @@ impl<'a> Problem<'a> {
                 }
                 Op::Join => {
                     if let Some(u) = clocks.get(&ev.target).cloned() {
-                        join_into(clocks.get_mut(&t).expect("own clock"), &u);
+                        clocks.get_mut(&t).expect("own clock").join(&u);
                     }
                 }
                 _ => {}
             }
             self.vc.push(clocks[&t].clone());
-            // Locks held before this node, and critical sections.
-            self.lockset[i] = depth
-                .iter()
-                .filter(|(&(tt, _), &d)| tt == t && d > 0)
-                .map(|(&(_, l), _)| l)
-                .collect();
+            // Locks held at an access, and critical sections.
+            if ev.is_access() {
+                self.lockset[i] = held.get(&t).cloned().unwrap_or_default();
+            }
             match ev.op {
                 Op::Acquire => {
                     let d = depth.entry((t, ev.target)).or_insert(0);
                     if *d == 0 {
+                        held.entry(t).or_default().push(ev.target);
                         let secs = self.sections.entry(ev.target).or_default();
                         open.insert((t, ev.target), secs.len());
                         secs.push(Section {
@@ -265,6 +263,9 @@ impl<'a> Problem<'a> {
                     let d = depth.entry((t, ev.target)).or_insert(0);
                     *d = d.saturating_sub(1);
                     if *d == 0 {
+                        if let Some(h) = held.get_mut(&t) {
+                            h.retain(|&l| l != ev.target);
+                        }
                         if let Some(k) = open.remove(&(t, ev.target)) {
                             self.sections.get_mut(&ev.target).expect("open section")[k].rel =
                                 Some(i);
@@ -325,8 +326,8 @@ impl<'a> Problem<'a> {
 
     /// `a` must happen before `b` (program order, fork, join).
     fn mhb(&self, a: usize, b: usize) -> bool {
-        let t = self.ev[a].thread.0;
-        a != b && self.vc[b].get(&t).is_some_and(|&c| c >= self.tclock[a])
+        let t = self.ev[a].thread;
+        a != b && self.vc[b].get(t) >= self.vc[a].get(t)
     }
 
     /// Conflicting pairs worth asking about, in trace order (`alt_only`: with at least one
@@ -687,13 +688,6 @@ impl<'a> Problem<'a> {
             r,
             needed,
         })
-    }
-}
-
-fn join_into(c: &mut FxHashMap<u32, u32>, other: &FxHashMap<u32, u32>) {
-    for (&t, &v) in other {
-        let e = c.entry(t).or_insert(0);
-        *e = (*e).max(v);
     }
 }
 

@@ -120,7 +120,9 @@ impl<W: Write> StdWriter<W> {
         id: u32,
         role: Role,
     ) -> Result<&'n str> {
-        checked_name(&mut self.checked, names, kind, id, |n| check_std_name(n, role))
+        checked_name(&mut self.checked, names, kind, id, |n| {
+            check_std_name(n, role)
+        })
     }
 
     /// Appends one event as a line.
