@@ -189,29 +189,19 @@ mod tests {
             }),
         )];
         let base = run_trace(&tr, &mut a).remove(0);
-        let exp = experiment(
-            &tr,
-            &base,
-            &ExperimentConfig {
-                rates: vec![0.1, 0.5, 1.0],
-                trials: 5,
-                seed: 1,
-                period: 10,
-            },
-        );
+        let cfg = ExperimentConfig {
+            rates: vec![0.1, 0.5, 1.0],
+            trials: 5,
+            seed: 1,
+            period: 10,
+        };
+        let exp = experiment(&tr, &base, &cfg);
         // The sweep reports every trial done, of all (for `racepred sample`'s progress).
         let mut calls = Vec::new();
-        let again = crate::analysis::pacer::experiment_with_progress(
-            &tr,
-            &base,
-            &ExperimentConfig {
-                rates: vec![0.1, 0.5, 1.0],
-                trials: 5,
-                seed: 1,
-                period: 10,
-            },
-            &mut |d, t| calls.push((d, t)),
-        );
+        let again =
+            crate::analysis::pacer::experiment_with_progress(&tr, &base, &cfg, &mut |d, t| {
+                calls.push((d, t))
+            });
         assert_eq!(again, exp);
         assert_eq!(calls, (1..=15).map(|d| (d, 15)).collect::<Vec<_>>());
         let svg = detection_plot_svg(&exp).unwrap();
