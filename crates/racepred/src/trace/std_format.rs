@@ -139,7 +139,10 @@ pub(crate) fn parse_line<'a>(
             // The argument runs to the last `)` (names may hold parentheses, as Java method
             // signatures do), unless a value part follows it: `)=` after a write's target,
             // `)->` after a read's (the first such, since an expression may hold `)`).
+            // Fast path, nearly every line: the first `)` ends the field, no value part.
+            let plain = find_byte(&opfield[open..], b')') == Some(opfield.len() - open - 1);
             let value_at = match name {
+                _ if plain => None,
                 b"w" | b"vw" => memchr::memmem::find(&opfield[open..], b")="),
                 b"r" | b"vr" => memchr::memmem::find(&opfield[open..], b")->"),
                 _ => None,
