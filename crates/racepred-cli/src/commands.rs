@@ -53,7 +53,7 @@ pub fn format_of(f: FormatArg) -> Format {
     }
 }
 
-fn open_input(input: &Input) -> Result<Box<dyn EventSource>> {
+fn open_input(input: &Input) -> Result<Box<dyn EventSource + Send>> {
     open_trace(&input.trace, input.format, input.max_line)
 }
 
@@ -61,7 +61,7 @@ fn open_trace(
     path: &Path,
     format: Option<FormatArg>,
     max_line: usize,
-) -> Result<Box<dyn EventSource>> {
+) -> Result<Box<dyn EventSource + Send>> {
     let opts = trace::ReadOptions {
         format: format.map(format_of),
         max_line: checks::positive("--max-line", max_line)?,
@@ -84,11 +84,14 @@ fn stats(a: StatsArgs) -> Result<ExitCode> {
     let mut counter = StatsCounter::new();
     let mut progress = Progress::for_input(src.total_bytes());
     let mut n = 0u64;
-    while let Some(ev) = src.next_event()? {
-        counter.add(&ev);
-        n += 1;
-        if n & ((1 << 20) - 1) == 0 {
-            progress.update(n, src.bytes_read());
+    let mut block = racepred::trace::EventBlock::new();
+    while src.read_block(&mut block, racepred::analysis::BLOCK)? {
+        for ev in &block.events {
+            counter.add(ev);
+        }
+        n += block.len() as u64;
+        if n & ((1 << 20) - 1) < block.len() as u64 {
+            progress.update(n, block.bytes_read);
         }
     }
     progress.finish();
@@ -580,7 +583,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     } else {
         Some(crate::smt::read_value_trace(&a.input)?)
     };
-    let mut src: Box<dyn EventSource + '_> = match &value_trace {
+    let mut src: Box<dyn EventSource + Send + '_> = match &value_trace {
         Some(vt) => Box::new(vt.trace.source()),
         None => open_input(&a.input)?,
     };
@@ -594,7 +597,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         Validation::Strict
     };
     let mut progress = Progress::for_input(src.total_bytes());
-    let summary = analysis::run(&mut *src, &mut analyses, validation, |e, b| {
+    let summary = analysis::run_pipelined(&mut *src, &mut analyses, validation, |e, b| {
         progress.update(e, b)
     })
     .map_err(|e| e.in_file(&a.input.trace))?;

@@ -22,7 +22,7 @@ use crate::clock::{TreeClock, VectorClock};
 use crate::error::{Error, Result};
 use crate::report::RaceReport;
 use crate::trace::validate::{Validator, Violation};
-use crate::trace::{AddrId, Event, EventSource, Names, Op};
+use crate::trace::{AddrId, Event, EventBlock, EventSource, Names};
 
 /// Side data of the current event.
 #[derive(Clone, Copy, Debug, Default)]
@@ -97,8 +97,8 @@ pub struct RunSummary {
     pub violations: Vec<Violation>,
 }
 
-/// Reads `src` to the end, validating and pushing every event to every analysis.
-/// `progress` is called every 2^20 events with (events, bytes read).
+/// Reads `src` to the end, validating and pushing every event to every analysis, on the
+/// calling thread. `progress` is called every 2^20 events with (events, bytes read).
 pub fn run<S: EventSource + ?Sized>(
     src: &mut S,
     analyses: &mut [Box<dyn Analysis + '_>],
@@ -107,56 +107,138 @@ pub fn run<S: EventSource + ?Sized>(
 ) -> Result<RunSummary> {
     let mut validator = Validator::new();
     let mut summary = RunSummary::default();
-    let mut index = 0u64;
-    // Events without side data are handed over in blocks (`Analysis::on_events`).
-    let mut block: Vec<Event> = Vec::with_capacity(BLOCK);
-    let flush = |block: &mut Vec<Event>, analyses: &mut [Box<dyn Analysis + '_>], end: u64| {
-        if !block.is_empty() {
-            let first = end - block.len() as u64;
-            for a in analyses.iter_mut() {
-                a.on_events(first, block);
-            }
-            block.clear();
-        }
-    };
-    while let Some(ev) = src.next_event()? {
-        if validation != Validation::Off {
-            if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
-                match validation {
-                    Validation::Strict => return Err(v.to_error()),
-                    _ => summary.violations.push(v),
-                }
-            }
-        }
-        // Only an mbegin has addresses: skip the dynamic call for every other event.
-        let side = Side {
-            addresses: if ev.op == Op::MethodBegin {
-                src.addresses()
-            } else {
-                &[]
-            },
-            seq: src.seq(),
-        };
-        if side.addresses.is_empty() && side.seq.is_none() {
-            block.push(ev);
-            if block.len() == BLOCK {
-                flush(&mut block, analyses, index + 1);
-            }
-        } else {
-            flush(&mut block, analyses, index);
-            for a in analyses.iter_mut() {
-                a.on_event(index, &ev, side);
-            }
-        }
-        index += 1;
-        if index & ((1 << 20) - 1) == 0 {
-            flush(&mut block, analyses, index);
-            progress(index, src.bytes_read());
+    let mut block = EventBlock::new();
+    while src.read_block(&mut block, READ_BLOCK)? {
+        validate_block(
+            src,
+            &block,
+            &mut validator,
+            validation,
+            &mut summary.violations,
+        )?;
+        feed(analyses, summary.events, &block);
+        summary.events += block.len() as u64;
+        if summary.events & PROGRESS_MASK < block.len() as u64 {
+            progress(summary.events, block.bytes_read);
         }
     }
-    flush(&mut block, analyses, index);
-    summary.events = index;
     Ok(summary)
+}
+
+/// [`run`] on two threads: a reader thread reads, decodes and validates blocks of events
+/// while the calling thread runs the analyses on the blocks before, through a bounded
+/// channel (at most [`PIPE_DEPTH`] blocks in flight, so memory stays bounded). Wall time is
+/// the larger of reading and analysing, not their sum. Same events, same order, same
+/// reports, same errors as [`run`].
+pub fn run_pipelined<S: EventSource + Send + ?Sized>(
+    src: &mut S,
+    analyses: &mut [Box<dyn Analysis + '_>],
+    validation: Validation,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<RunSummary> {
+    use std::sync::mpsc::sync_channel;
+    let (full_tx, full_rx) = sync_channel::<EventBlock>(PIPE_DEPTH);
+    // Blocks come back for reuse; at most PIPE_DEPTH + 2 exist (queued, being read, being
+    // analysed), so returning one never blocks.
+    let (empty_tx, empty_rx) = sync_channel::<EventBlock>(PIPE_DEPTH + 2);
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new()
+            .name("racepred-reader".into())
+            .spawn_scoped(scope, move || -> Result<Vec<Violation>> {
+                let mut validator = Validator::new();
+                let mut violations = Vec::new();
+                loop {
+                    let mut block = empty_rx.try_recv().unwrap_or_default();
+                    if !src.read_block(&mut block, READ_BLOCK)? {
+                        return Ok(violations);
+                    }
+                    validate_block(src, &block, &mut validator, validation, &mut violations)?;
+                    if full_tx.send(block).is_err() {
+                        return Ok(violations); // the analysing side stopped
+                    }
+                }
+            })
+            .map_err(Error::from)?;
+        let mut events = 0u64;
+        for block in full_rx {
+            feed(analyses, events, &block);
+            events += block.len() as u64;
+            if events & PROGRESS_MASK < block.len() as u64 {
+                progress(events, block.bytes_read);
+            }
+            let _ = empty_tx.try_send(block);
+        }
+        let violations = match reader.join() {
+            Ok(r) => r?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        Ok(RunSummary { events, violations })
+    })
+}
+
+/// Progress callbacks every 2^20 events.
+const PROGRESS_MASK: u64 = (1 << 20) - 1;
+
+/// Events per block read by the drivers (handed to the analyses in [`BLOCK`]-sized runs).
+const READ_BLOCK: usize = 8 * BLOCK;
+
+/// Blocks queued between the reader thread and the analyses in [`run_pipelined`] (8 × 128
+/// KiB of events).
+pub const PIPE_DEPTH: usize = 8;
+
+/// Checks a block's events in order; in strict mode the first violation is the error.
+fn validate_block<S: EventSource + ?Sized>(
+    src: &S,
+    block: &EventBlock,
+    validator: &mut Validator,
+    validation: Validation,
+    violations: &mut Vec<Violation>,
+) -> Result<()> {
+    if validation == Validation::Off {
+        return Ok(());
+    }
+    for (ev, &line) in block.events.iter().zip(&block.lines) {
+        if let Some(v) = validator.check_lazy(ev, || line, || src.names()) {
+            match validation {
+                Validation::Strict => return Err(v.to_error()),
+                _ => violations.push(v),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Pushes a block, whose first event has index `first`, to every analysis: runs without side
+/// data through [`Analysis::on_events`] in [`BLOCK`]-sized pieces, the rest one by one.
+fn feed(analyses: &mut [Box<dyn Analysis + '_>], first: u64, block: &EventBlock) {
+    let events = &block.events;
+    let mut start = 0;
+    while start < events.len() {
+        let mut end = (start + BLOCK).min(events.len());
+        if !block.plain() {
+            // Stop before the next event with side data (only `mbegin`s and access-numbered
+            // formats have any).
+            end = (start..end)
+                .find(|&i| {
+                    let (addrs, seq) = block.side(i);
+                    !addrs.is_empty() || seq.is_some()
+                })
+                .unwrap_or(end);
+        }
+        if end > start {
+            for a in analyses.iter_mut() {
+                a.on_events(first + start as u64, &events[start..end]);
+            }
+            start = end;
+            continue;
+        }
+        let (addresses, seq) = block.side(start);
+        let side = Side { addresses, seq };
+        for a in analyses.iter_mut() {
+            a.on_event(first + start as u64, &events[start], side);
+        }
+        start += 1;
+    }
 }
 
 /// Events per block handed to [`Analysis::on_events`] by the drivers: 16 KiB of events,

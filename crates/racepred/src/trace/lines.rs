@@ -166,6 +166,40 @@ impl<R: BufRead> LineReader<R> {
         })
     }
 
+    /// The buffered input not consumed yet, up to and including its last newline: complete
+    /// lines for a format's fast path, which reports what it took with
+    /// [`advance`](Self::advance). Empty while the rest of a too-long line is being skipped.
+    #[inline]
+    pub fn complete_lines(&self) -> &[u8] {
+        if self.skipping {
+            return &[];
+        }
+        let b = &self.buf[self.start..self.end];
+        match memchr::memrchr(b'\n', b) {
+            Some(i) => &b[..=i],
+            None => &[],
+        }
+    }
+
+    /// Consumes `lines` complete lines, `bytes` bytes in all, of
+    /// [`complete_lines`](Self::complete_lines); the last of them starts at `last_start`.
+    #[inline]
+    pub fn advance(&mut self, bytes: usize, lines: u64, last_start: usize) {
+        if lines == 0 {
+            return;
+        }
+        self.line += lines;
+        self.byte = self.next_byte + last_start as u64;
+        self.next_byte += bytes as u64;
+        self.start += bytes;
+        self.scanned = self.scanned.max(self.start);
+    }
+
+    /// The longest line accepted.
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
     /// Consumes input up to and including the next newline (the rest of a too-long line).
     #[cold]
     #[inline(never)]

@@ -55,6 +55,27 @@ pub trait EventSource {
         None
     }
 
+    /// Reads up to `max` events into `block` (cleared first), with their lines and side data:
+    /// the drivers' path, one call per block instead of one per event. Returns `Ok(false)`
+    /// once the input is exhausted and the block is empty.
+    ///
+    /// On an error the block holds the events read before it, which a caller may still use.
+    /// Afterwards `position`, `addresses` and `seq` describe the last event of the block. The
+    /// default reads with [`next_event`](Self::next_event); the text and binary readers fill
+    /// blocks straight from their buffers.
+    fn read_block(&mut self, block: &mut EventBlock, max: usize) -> Result<bool> {
+        block.clear();
+        while block.events.len() < max {
+            let Some(ev) = self.next_event()? else {
+                break;
+            };
+            let line = self.position().line;
+            block.push_from(ev, line, self);
+        }
+        block.bytes_read = self.bytes_read();
+        Ok(!block.events.is_empty())
+    }
+
     /// Bytes of input consumed so far (of the underlying, possibly compressed, file when
     /// known), for progress bars.
     fn bytes_read(&self) -> u64 {
@@ -75,9 +96,97 @@ pub trait EventSource {
     }
 }
 
+/// A run of events read at once ([`EventSource::read_block`]) with what a driver needs to
+/// validate them and to pass their side data on. Reused from block to block: no allocation
+/// per event or per block once the vectors have grown.
+#[derive(Clone, Debug, Default)]
+pub struct EventBlock {
+    pub events: Vec<Event>,
+    /// The source line of each event (`0` for formats without lines).
+    pub lines: Vec<u64>,
+    /// `mbegin` address sets: (offset of the event in the block, start, length in `addrs`).
+    pub spans: Vec<(u32, u32, u32)>,
+    pub addrs: Vec<AddrId>,
+    /// Access numbers, one per event, for formats that carry them (empty otherwise).
+    pub seqs: Vec<u64>,
+    /// [`EventSource::bytes_read`] after the block.
+    pub bytes_read: u64,
+}
+
+impl EventBlock {
+    pub fn new() -> EventBlock {
+        EventBlock::default()
+    }
+
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.lines.clear();
+        self.spans.clear();
+        self.addrs.clear();
+        self.seqs.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Appends the event `src` just returned, with its side data.
+    pub fn push_from<S: EventSource + ?Sized>(&mut self, ev: Event, line: u64, src: &S) {
+        let i = self.events.len() as u32;
+        if ev.op == Op::MethodBegin {
+            let a = src.addresses();
+            self.spans
+                .push((i, self.addrs.len() as u32, a.len() as u32));
+            self.addrs.extend_from_slice(a);
+        }
+        if let Some(s) = src.seq() {
+            // Access numbers come with every event of a format or with none.
+            self.seqs.resize(i as usize, 0);
+            self.seqs.push(s);
+        }
+        self.events.push(ev);
+        self.lines.push(line);
+    }
+
+    /// The side data of event `i` of the block.
+    pub fn side(&self, i: usize) -> (&[AddrId], Option<u64>) {
+        let addrs = match self.spans.binary_search_by_key(&(i as u32), |s| s.0) {
+            Ok(k) => {
+                let (_, start, len) = self.spans[k];
+                &self.addrs[start as usize..(start + len) as usize]
+            }
+            Err(_) => &[],
+        };
+        (addrs, self.seqs.get(i).copied())
+    }
+
+    /// True if no event of the block has side data (the analyses' block path applies).
+    pub fn plain(&self) -> bool {
+        self.spans.is_empty() && self.seqs.is_empty()
+    }
+
+    /// Keeps the first `n` events.
+    pub fn truncate(&mut self, n: usize) {
+        self.events.truncate(n);
+        self.lines.truncate(n);
+        self.seqs.truncate(n);
+        while self.spans.last().is_some_and(|s| s.0 as usize >= n) {
+            let (_, start, _) = self.spans.pop().unwrap();
+            self.addrs.truncate(start as usize);
+        }
+    }
+}
+
 impl<S: EventSource + ?Sized> EventSource for Box<S> {
     fn next_event(&mut self) -> Result<Option<Event>> {
         (**self).next_event()
+    }
+    fn read_block(&mut self, block: &mut EventBlock, max: usize) -> Result<bool> {
+        (**self).read_block(block, max)
     }
     fn names(&self) -> &Names {
         (**self).names()

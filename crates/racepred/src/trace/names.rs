@@ -109,6 +109,44 @@ impl Interner {
         id
     }
 
+    /// The id of an interned numbered name at the start of `s`, ended by the byte `term`:
+    /// this table's prefix, then a canonical decimal (as [`intern`](Self::intern) files it
+    /// in the direct table). Returns the id and the position of `term`, or `None` for
+    /// anything else (a new name, another shape, `s` ending first): the caller then takes
+    /// the general path, which interns. The readers' fast path: no hashing, no allocation.
+    #[inline(always)]
+    pub fn lookup_numbered(&self, s: &[u8], term: u8) -> Option<(u32, usize)> {
+        let p = self.prefix.as_deref()?;
+        let s_pre = s.get(..p.len())?;
+        if !super::lines::same_bytes(s_pre, p) {
+            return None;
+        }
+        let start = p.len();
+        let first = s.get(start)?.wrapping_sub(b'0');
+        if first > 9 {
+            return None;
+        }
+        let mut n = first as usize;
+        let mut i = start + 1;
+        loop {
+            let b = *s.get(i)?;
+            if b == term {
+                break;
+            }
+            let d = b.wrapping_sub(b'0');
+            // A digit after a leading zero, or an eighth digit: not canonical.
+            if d > 9 || n == 0 || i - start >= 7 {
+                return None;
+            }
+            n = n * 10 + d as usize;
+            i += 1;
+        }
+        match self.by_num.get(n) {
+            Some(&id) if id != u32::MAX => Some((id, i)),
+            _ => None,
+        }
+    }
+
     /// The id of `name` if it was interned.
     pub fn get(&self, name: &str) -> Option<u32> {
         let name = name.as_bytes();

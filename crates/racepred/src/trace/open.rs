@@ -121,7 +121,7 @@ impl Compression {
 }
 
 /// Decompresses if the content says so; returns a buffered reader of the plain bytes.
-pub fn decompress<R: Read + 'static>(rdr: R) -> Result<Box<dyn BufRead>> {
+pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + Send>> {
     let mut buf = BufReader::with_capacity(READ_BUF, rdr);
     let head = buf.fill_buf()?;
     Ok(match Compression::sniff(head) {
@@ -215,10 +215,10 @@ impl Default for ReadOptions {
 }
 
 /// Opens a trace from any reader: decompresses, then picks `format` or sniffs the content.
-pub fn open_reader<R: Read + 'static>(
+pub fn open_reader<R: Read + Send + 'static>(
     rdr: R,
     format: Option<Format>,
-) -> Result<Box<dyn EventSource>> {
+) -> Result<Box<dyn EventSource + Send>> {
     open_reader_opts(
         rdr,
         &ReadOptions {
@@ -229,10 +229,10 @@ pub fn open_reader<R: Read + 'static>(
 }
 
 /// [`open_reader`] with every option.
-pub fn open_reader_opts<R: Read + 'static>(
+pub fn open_reader_opts<R: Read + Send + 'static>(
     rdr: R,
     opts: &ReadOptions,
-) -> Result<Box<dyn EventSource>> {
+) -> Result<Box<dyn EventSource + Send>> {
     let mut plain = decompress(rdr)?;
     let format = match opts.format {
         Some(f) => f,
@@ -246,10 +246,10 @@ pub fn open_reader_opts<R: Read + 'static>(
             })?
         }
     };
-    fn text<F: super::text::LineFormat + 'static>(
-        plain: Box<dyn BufRead>,
+    fn text<F: super::text::LineFormat + Send + 'static>(
+        plain: Box<dyn BufRead + Send>,
         max_line: usize,
-    ) -> Box<dyn EventSource> {
+    ) -> Box<dyn EventSource + Send> {
         let mut r = super::text::TextReader::<_, F>::from_buf_read(plain);
         r.set_max_line(max_line);
         Box::new(r)
@@ -267,7 +267,7 @@ pub fn open_reader_opts<R: Read + 'static>(
 /// Opens a trace file (`-` for standard input). The format is `format` if given, else the
 /// extension's (`.std`, `.rr`, `.csv`, `.golog`, `.rpb`, each optionally `.gz`/`.xz`/`.zst`),
 /// else sniffed from the content. Errors carry the path.
-pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource>> {
+pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource + Send>> {
     open_opts(
         path,
         &ReadOptions {
@@ -281,7 +281,7 @@ pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSou
 /// is empty is an error (a compressed stream has at least a header), not an empty trace.
 /// [`EventSource::bytes_read`] and [`EventSource::total_bytes`] count the file's own
 /// (compressed) bytes, for progress bars.
-pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource>> {
+pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource + Send>> {
     let mut opts = opts.clone();
     opts.format = opts.format.or_else(|| Format::from_path(path));
     let counted = std::sync::Arc::new(AtomicU64::new(0));
@@ -316,7 +316,7 @@ pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource>
             path: path.into(),
             counted: total.map(|_| counted),
             total,
-        }) as Box<dyn EventSource>
+        }) as Box<dyn EventSource + Send>
     })
     .map_err(|e| e.in_file(path))
 }
@@ -336,13 +336,13 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// Opens a trace file, format from its name or content.
-pub fn open(path: &Path) -> Result<Box<dyn EventSource>> {
+pub fn open(path: &Path) -> Result<Box<dyn EventSource + Send>> {
     open_with(path, None)
 }
 
 /// Adds the file path to every error of a source; counts the file's bytes.
 struct WithPath {
-    inner: Box<dyn EventSource>,
+    inner: Box<dyn EventSource + Send>,
     path: std::path::PathBuf,
     /// Bytes read from the file (`None` for standard input and other non-regular files).
     counted: Option<std::sync::Arc<AtomicU64>>,
@@ -353,6 +353,15 @@ impl EventSource for WithPath {
     #[inline]
     fn next_event(&mut self) -> Result<Option<super::Event>> {
         self.inner.next_event().map_err(|e| e.in_file(&self.path))
+    }
+    #[inline]
+    fn read_block(&mut self, block: &mut super::EventBlock, max: usize) -> Result<bool> {
+        let r = self
+            .inner
+            .read_block(block, max)
+            .map_err(|e| e.in_file(&self.path));
+        block.bytes_read = self.bytes_read();
+        r
     }
     fn names(&self) -> &super::Names {
         self.inner.names()

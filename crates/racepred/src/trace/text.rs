@@ -10,7 +10,7 @@
 use std::io::{BufRead, Read};
 
 use super::lines::{is_skippable, LineReader};
-use super::{AddrId, Event, EventSource, Names};
+use super::{AddrId, Event, EventBlock, EventSource, Names};
 use crate::error::{Position, Result};
 
 /// How one text format reads a line.
@@ -55,6 +55,34 @@ pub trait LineFormat: Default {
     fn has_values(&self) -> bool {
         false
     }
+
+    /// The format's fast path: parses the leading lines of `buf` (complete lines, each
+    /// ending in `\n`) that it can turn into an event with names already interned, appending
+    /// at most `room` events, and stops at the first line it leaves to [`parse`](Self::parse)
+    /// (a comment, a new name, anything unusual). It must give exactly the events `parse`
+    /// would, and take no line longer than `max_line`; events it returns have no side data.
+    /// The default takes nothing.
+    #[inline(always)]
+    fn fast_lines(
+        &mut self,
+        buf: &[u8],
+        names: &Names,
+        room: usize,
+        max_line: usize,
+        out: &mut Vec<Event>,
+    ) -> FastRun {
+        let _ = (buf, names, room, max_line, out);
+        FastRun::default()
+    }
+}
+
+/// What a [`LineFormat::fast_lines`] call took: `lines` lines (one event each), `bytes`
+/// bytes in all, the last line starting at `last_start`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FastRun {
+    pub lines: usize,
+    pub bytes: usize,
+    pub last_start: usize,
 }
 
 /// Streaming reader of a text format `F` from `R`.
@@ -149,6 +177,45 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
                 }
             }
         }
+    }
+
+    fn read_block(&mut self, block: &mut EventBlock, max: usize) -> Result<bool> {
+        block.clear();
+        while block.events.len() < max {
+            if let Some(ev) = self.format.pending() {
+                self.events += 1;
+                let line = self.lines.line();
+                block.push_from(ev, line, self);
+                continue;
+            }
+            // As many lines as the fast path takes, then one line the general way.
+            let first_line = self.lines.line() + 1;
+            let run = self.format.fast_lines(
+                self.lines.complete_lines(),
+                &self.names,
+                max - block.events.len(),
+                self.lines.max_line(),
+                &mut block.events,
+            );
+            if run.lines > 0 {
+                block
+                    .lines
+                    .extend(first_line..first_line + run.lines as u64);
+                self.lines
+                    .advance(run.bytes, run.lines as u64, run.last_start);
+                self.events += run.lines as u64;
+                continue;
+            }
+            match self.next_event()? {
+                Some(ev) => {
+                    let line = self.lines.line();
+                    block.push_from(ev, line, self);
+                }
+                None => break,
+            }
+        }
+        block.bytes_read = self.lines.consumed();
+        Ok(!block.events.is_empty())
     }
 
     fn names(&self) -> &Names {
