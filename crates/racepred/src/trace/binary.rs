@@ -37,7 +37,7 @@
 
 use std::io::{BufRead, Read, Write};
 
-use super::{AddrId, Event, EventSource, LocId, NameKind, Names, Op, ThreadId};
+use super::{AddrId, Event, EventBlock, EventSource, LocId, NameKind, Names, Op, ThreadId};
 use crate::error::{Error, ErrorKind, Position, Result};
 
 /// Magic bytes at the start of a binary trace.
@@ -210,7 +210,7 @@ impl<R: BufRead> BinaryReader<R> {
             match tag[0] {
                 TAG_NAME => self.read_name(at)?,
                 TAG_BLOCK => {
-                    self.read_block(at)?;
+                    self.read_block_record(at)?;
                     if !self.block.events.is_empty() {
                         return Ok(true);
                     }
@@ -289,7 +289,7 @@ impl<R: BufRead> BinaryReader<R> {
         Ok(())
     }
 
-    fn read_block(&mut self, at: u64) -> Result<()> {
+    fn read_block_record(&mut self, at: u64) -> Result<()> {
         let mut h = [0u8; 11];
         if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
             return Err(truncated(at, "an event block header"));
@@ -574,6 +574,30 @@ impl<R: BufRead> EventSource for BinaryReader<R> {
             return Ok(Some(ev));
         }
         self.next_block()
+    }
+
+    /// Copies runs of decoded events straight from the current block.
+    fn read_block(&mut self, out: &mut EventBlock, max: usize) -> Result<bool> {
+        out.clear();
+        while out.events.len() < max {
+            let i = self.next;
+            let avail = self.block.events.len() - i;
+            let plain = self.block.spans.is_empty() && self.block.seqs.is_empty();
+            if avail == 0 || !plain {
+                // The next record, or events with side data: one at a time.
+                match self.next_event()? {
+                    Some(ev) => out.push_from(ev, 0, self),
+                    None => break,
+                }
+                continue;
+            }
+            let n = avail.min(max - out.events.len());
+            out.events.extend_from_slice(&self.block.events[i..i + n]);
+            out.lines.resize(out.lines.len() + n, 0);
+            self.next += n;
+        }
+        out.bytes_read = self.offset;
+        Ok(!out.events.is_empty())
     }
 
     fn names(&self) -> &Names {
@@ -865,6 +889,62 @@ mod tests {
             );
         }
         assert!(decode(&b).is_ok());
+    }
+
+    /// Events, their side data and the position after each block, read with `read_block`
+    /// (blocks of `max`) or, for `max == 0`, one `next_event` at a time.
+    fn blocks(b: &[u8], max: usize) -> Vec<String> {
+        let mut r = BinaryReader::from_buf_read(b).unwrap();
+        let mut out = Vec::new();
+        if max == 0 {
+            while let Some(ev) = r.next_event().unwrap() {
+                out.push(format!("{ev:?} {:?} {:?}", r.addresses(), r.seq()));
+            }
+        } else {
+            let mut blk = EventBlock::new();
+            while r.read_block(&mut blk, max).unwrap() {
+                for i in 0..blk.len() {
+                    out.push(format!(
+                        "{:?} {:?} {:?}",
+                        blk.events[i],
+                        blk.side(i).0,
+                        blk.side(i).1
+                    ));
+                }
+                let last = blk.len() - 1;
+                assert_eq!(r.position().event, Some(out.len() as u64 - 1));
+                assert_eq!(r.addresses(), blk.side(last).0);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn blocks_equal_events() {
+        // Several binary blocks, with mbegins (address sets) here and there, with and without
+        // access numbers.
+        let mut text = String::new();
+        for i in 0..3 * BLOCK_EVENTS + 17 {
+            if i % 1000 == 999 {
+                text.push_str(&format!("T0|mbegin(m;a{},b)|{i}\n", i % 3));
+            } else {
+                text.push_str(&format!("T0|w(V{})|{}\n", i % 50, i % 7));
+            }
+        }
+        let t = Trace::read_from(&mut crate::trace::std_format::StdReader::new(
+            text.as_bytes(),
+        ))
+        .unwrap();
+        let mut with_seq = t.clone();
+        with_seq.seq = Some((0..t.len() as u64).map(|i| 2 * i).collect());
+        for t in [t, with_seq] {
+            let b = encode(&t);
+            let one = blocks(&b, 0);
+            assert_eq!(one.len(), t.len());
+            for max in [1, 7, 1000, 4096, 10_000] {
+                assert_eq!(one, blocks(&b, max), "blocks of {max}");
+            }
+        }
     }
 
     #[test]

@@ -321,67 +321,11 @@ fn value_suffix(op: Op, suffix: &[u8]) -> Result<ValuePart<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::EventSource;
     use crate::trace::Trace;
     use proptest::strategy::Strategy;
 
     fn read(s: &str) -> Result<Trace> {
         Trace::read_from(&mut StdReader::new(s.as_bytes()))
-    }
-
-    /// Everything a reader says about its input, event by event: the event, its line and
-    /// side data, or the error (message with position).
-    fn transcript_events(text: &[u8], blocks: Option<usize>) -> Vec<String> {
-        let mut r = StdReader::new(text);
-        r.set_max_line(24);
-        let mut out = Vec::new();
-        match blocks {
-            None => loop {
-                match r.next_event() {
-                    Ok(Some(ev)) => out.push(format!(
-                        "{ev:?} line {} {:?}",
-                        r.position().line,
-                        r.addresses()
-                    )),
-                    Ok(None) => break,
-                    Err(e) => {
-                        out.push(e.to_string());
-                        break;
-                    }
-                }
-            },
-            Some(max) => {
-                let mut b = crate::trace::EventBlock::new();
-                loop {
-                    let res = r.read_block(&mut b, max);
-                    for i in 0..b.len() {
-                        out.push(format!(
-                            "{:?} line {} {:?}",
-                            b.events[i],
-                            b.lines[i],
-                            b.side(i).0
-                        ));
-                    }
-                    match res {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(e) => {
-                            out.push(e.to_string());
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        let n = r.names();
-        out.push(format!(
-            "{:?} {:?} {:?} {:?}",
-            n.threads.iter().collect::<Vec<_>>(),
-            n.vars.iter().collect::<Vec<_>>(),
-            n.locks.iter().collect::<Vec<_>>(),
-            n.locs.iter().collect::<Vec<_>>()
-        ));
-        out
     }
 
     proptest::proptest! {
@@ -414,9 +358,9 @@ mod tests {
         ) {
             let mut text = lines.join("\n");
             if end_newline { text.push('\n'); }
-            let one = transcript_events(text.as_bytes(), None);
-            proptest::prop_assert_eq!(&one, &transcript_events(text.as_bytes(), Some(max)));
-            proptest::prop_assert_eq!(&one, &transcript_events(text.as_bytes(), Some(4096)));
+            let one = crate::trace::text::transcript::<StdFormat>(text.as_bytes(), None);
+            proptest::prop_assert_eq!(&one, &crate::trace::text::transcript::<StdFormat>(text.as_bytes(), Some(max)));
+            proptest::prop_assert_eq!(&one, &crate::trace::text::transcript::<StdFormat>(text.as_bytes(), Some(4096)));
         }
     }
 

@@ -251,6 +251,62 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
     }
 }
 
+/// Everything a reader says about its input, event by event: the event, its line and
+/// side data, or the error (message with position).
+#[cfg(test)]
+pub(crate) fn transcript<F: LineFormat>(text: &[u8], blocks: Option<usize>) -> Vec<String> {
+    let mut r = TextReader::<_, F>::new(text);
+    r.set_max_line(24);
+    let mut out = Vec::new();
+    match blocks {
+        None => loop {
+            match r.next_event() {
+                Ok(Some(ev)) => out.push(format!(
+                    "{ev:?} line {} {:?}",
+                    r.position().line,
+                    r.addresses()
+                )),
+                Ok(None) => break,
+                Err(e) => {
+                    out.push(e.to_string());
+                    break;
+                }
+            }
+        },
+        Some(max) => {
+            let mut b = EventBlock::new();
+            loop {
+                let res = r.read_block(&mut b, max);
+                for i in 0..b.len() {
+                    out.push(format!(
+                        "{:?} line {} {:?}",
+                        b.events[i],
+                        b.lines[i],
+                        b.side(i).0
+                    ));
+                }
+                match res {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        out.push(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let n = r.names();
+    out.push(format!(
+        "{:?} {:?} {:?} {:?}",
+        n.threads.iter().collect::<Vec<_>>(),
+        n.vars.iter().collect::<Vec<_>>(),
+        n.locks.iter().collect::<Vec<_>>(),
+        n.locs.iter().collect::<Vec<_>>()
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
