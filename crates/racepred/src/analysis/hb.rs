@@ -43,7 +43,7 @@ use super::{Analysis, Side};
 /// What an access policy does at plain reads and writes. `c` is the accessing thread's
 /// clock; for SHB, `read` sees it before the join of the last write and `read_after_wrd`
 /// after.
-pub trait Accesses<C: Clock> {
+pub trait Accesses<C: Clock>: Send {
     fn read(&mut self, index: u64, ev: &Event, c: &C);
     fn read_after_wrd(&mut self, _index: u64, _ev: &Event, _c: &C) {}
     fn write(&mut self, index: u64, ev: &Event, c: &C);

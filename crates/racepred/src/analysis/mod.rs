@@ -34,7 +34,9 @@ pub struct Side<'a> {
 }
 
 /// A race analysis.
-pub trait Analysis {
+///
+/// Analyses are `Send`: the pipelined driver runs each on a thread of its own.
+pub trait Analysis: Send {
     /// The CLI name (`hb`, `fasttrack`, …).
     fn name(&self) -> &'static str;
 
@@ -125,11 +127,12 @@ pub fn run<S: EventSource + ?Sized>(
     Ok(summary)
 }
 
-/// [`run`] on two threads: a reader thread reads, decodes and validates blocks of events
-/// while the calling thread runs the analyses on the blocks before, through a bounded
+/// [`run`] on several threads: a reader thread reads, decodes and validates blocks of events
+/// while the calling thread runs the analysis on the blocks before, through a bounded
 /// channel (at most [`PIPE_DEPTH`] blocks in flight, so memory stays bounded). Wall time is
-/// the larger of reading and analysing, not their sum. Same events, same order, same
-/// reports, same errors as [`run`].
+/// the larger of reading and analysing, not their sum. With several analyses each runs on a
+/// thread of its own and the calling thread reads ([`run_fanout`]). Same events, same order,
+/// same reports, same errors as [`run`].
 pub fn run_pipelined<S: EventSource + Send + ?Sized>(
     src: &mut S,
     analyses: &mut [Box<dyn Analysis + '_>],
@@ -137,6 +140,9 @@ pub fn run_pipelined<S: EventSource + Send + ?Sized>(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<RunSummary> {
     use std::sync::mpsc::sync_channel;
+    if analyses.len() > 1 {
+        return run_fanout(src, analyses, validation, progress);
+    }
     let (full_tx, full_rx) = sync_channel::<EventBlock>(PIPE_DEPTH);
     // Blocks come back for reuse; at most PIPE_DEPTH + 2 exist (queued, being read, being
     // analysed), so returning one never blocks.
@@ -173,6 +179,71 @@ pub fn run_pipelined<S: EventSource + Send + ?Sized>(
             Err(panic) => std::panic::resume_unwind(panic),
         };
         Ok(RunSummary { events, violations })
+    })
+}
+
+/// [`run`] with one thread per analysis: the calling thread reads and validates, and hands
+/// each block to every analysis thread through a bounded channel of its own (at most
+/// [`PIPE_DEPTH`] blocks queued per analysis). The slowest analysis sets the pace.
+pub fn run_fanout<S: EventSource + ?Sized>(
+    src: &mut S,
+    analyses: &mut [Box<dyn Analysis + '_>],
+    validation: Validation,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<RunSummary> {
+    use std::sync::{mpsc::sync_channel, Arc};
+    std::thread::scope(|scope| {
+        let mut senders = Vec::with_capacity(analyses.len());
+        let mut workers = Vec::with_capacity(analyses.len());
+        for a in analyses.iter_mut() {
+            let (tx, rx) = sync_channel::<Arc<EventBlock>>(PIPE_DEPTH);
+            senders.push(tx);
+            let worker = std::thread::Builder::new()
+                .name(format!("racepred-{}", a.name()))
+                .spawn_scoped(scope, move || {
+                    let mut first = 0u64;
+                    for block in rx {
+                        feed(std::slice::from_mut(a), first, &block);
+                        first += block.len() as u64;
+                    }
+                })
+                .map_err(Error::from)?;
+            workers.push(worker);
+        }
+        let mut validator = Validator::new();
+        let mut summary = RunSummary::default();
+        let read = (|| -> Result<()> {
+            loop {
+                let mut block = EventBlock::new();
+                if !src.read_block(&mut block, READ_BLOCK)? {
+                    return Ok(());
+                }
+                validate_block(
+                    src,
+                    &block,
+                    &mut validator,
+                    validation,
+                    &mut summary.violations,
+                )?;
+                summary.events += block.len() as u64;
+                if summary.events & PROGRESS_MASK < block.len() as u64 {
+                    progress(summary.events, block.bytes_read);
+                }
+                let block = Arc::new(block);
+                for tx in &senders {
+                    if tx.send(block.clone()).is_err() {
+                        return Ok(()); // that analysis panicked; its join below says so
+                    }
+                }
+            }
+        })();
+        drop(senders);
+        for w in workers {
+            if let Err(panic) = w.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        read.map(|()| summary)
     })
 }
 

@@ -28,7 +28,7 @@ pub use vc::{Epoch, Time, VectorClock};
 use crate::trace::ThreadId;
 
 /// A logical clock usable as a thread or synchronisation-object clock.
-pub trait Clock: Clone + Default + std::fmt::Debug {
+pub trait Clock: Clone + Default + std::fmt::Debug + Send {
     /// The initial clock of thread `t`: time 1 for `t`, 0 elsewhere.
     fn for_thread(t: ThreadId) -> Self;
 

@@ -129,9 +129,14 @@ impl RaceReport {
 
     /// Sorts and deduplicates pairs and racy events (analyses may call it from `finish`).
     pub fn normalize(&mut self) {
-        self.pairs.sort_by_key(|p| (p.first, p.second));
+        // Analyses mostly report in trace order already: check before sorting.
+        if !self.pairs.is_sorted_by_key(|p| (p.first, p.second)) {
+            self.pairs.sort_by_key(|p| (p.first, p.second));
+        }
         self.pairs.dedup_by_key(|p| (p.first, p.second));
-        self.racy_events.sort_by_key(|e| e.index);
+        if !self.racy_events.is_sorted_by_key(|e| e.index) {
+            self.racy_events.sort_by_key(|e| e.index);
+        }
         self.racy_events.dedup_by_key(|e| e.index);
     }
 
@@ -152,10 +157,13 @@ impl RaceReport {
 
     /// Distinct source locations among racy events (RAPID's "racy locations").
     pub fn racy_locations(&self) -> usize {
-        let mut locs: Vec<u32> = self.racy_events.iter().map(|e| e.event.loc.0).collect();
-        locs.sort_unstable();
-        locs.dedup();
-        locs.len()
+        // Location ids are dense: one flag per id (an event without location has `NONE`,
+        // counted like any other value, as before).
+        let mut seen = DenseSet::default();
+        self.racy_events
+            .iter()
+            .filter(|e| seen.insert(e.event.loc.0))
+            .count()
     }
 
     /// Pairs grouped by distinct (first location, second location, kind), most frequent
@@ -261,5 +269,28 @@ impl RaceReport {
         v.sort_unstable();
         v.dedup();
         v
+    }
+}
+
+/// A set of dense ids (location ids): one flag per id below 2^24, a hash set above (`NONE`,
+/// sparse ids of hand-built reports), so its memory follows the ids in use.
+#[derive(Default)]
+pub(crate) struct DenseSet {
+    flags: Vec<bool>,
+    rest: rustc_hash::FxHashSet<u32>,
+}
+
+impl DenseSet {
+    /// Inserts `id`; true if it was new.
+    #[inline]
+    pub(crate) fn insert(&mut self, id: u32) -> bool {
+        let i = id as usize;
+        if i >= 1 << 24 {
+            return self.rest.insert(id);
+        }
+        if i >= self.flags.len() {
+            self.flags.resize((i + 1).next_power_of_two(), false);
+        }
+        !std::mem::replace(&mut self.flags[i], true)
     }
 }

@@ -12,14 +12,29 @@ use crate::trace::{Event, Names};
 /// its index), most frequent first, ties by first occurrence.
 pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
     let mut groups: Vec<(Event, usize, u64)> = Vec::new();
-    let mut seen: rustc_hash::FxHashMap<(u32, u8), usize> = Default::default();
+    // Group number + 1 per (location, operation); location ids are dense, so a table
+    // indexed by them (a hash map for ids beyond it: `NONE`, hand-built reports).
+    const OPS: usize = 16;
+    let mut table: Vec<u32> = Vec::new();
+    let mut rest: rustc_hash::FxHashMap<(u32, u8), usize> = Default::default();
     for e in &r.racy_events {
-        let g = *seen
-            .entry((e.event.loc.0, e.event.op as u8))
-            .or_insert_with(|| {
+        let (loc, op) = (e.event.loc.0 as usize, e.event.op as usize);
+        let g = if loc < 1 << 24 && op < OPS {
+            let slot = loc * OPS + op;
+            if slot >= table.len() {
+                table.resize((slot + 1).next_power_of_two(), 0);
+            }
+            if table[slot] == 0 {
+                groups.push((e.event, 0, e.index));
+                table[slot] = groups.len() as u32;
+            }
+            table[slot] as usize - 1
+        } else {
+            *rest.entry((loc as u32, op as u8)).or_insert_with(|| {
                 groups.push((e.event, 0, e.index));
                 groups.len() - 1
-            });
+            })
+        };
         groups[g].1 += 1;
     }
     groups.sort_by_key(|g| (std::cmp::Reverse(g.1), g.2));

@@ -120,25 +120,116 @@ impl Compression {
     }
 }
 
-/// Decompresses if the content says so; returns a buffered reader of the plain bytes.
+/// Decompresses if the content says so; returns a buffered reader of the plain bytes. The
+/// decompressor runs on a thread of its own ([`Prefetch`]), so that decompressing and
+/// parsing overlap.
 pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + Send>> {
     let mut buf = BufReader::with_capacity(READ_BUF, rdr);
     let head = buf.fill_buf()?;
     Ok(match Compression::sniff(head) {
         None => Box::new(buf),
-        Some(Compression::Gzip) => Box::new(BufReader::with_capacity(
-            READ_BUF,
-            flate2::bufread::MultiGzDecoder::new(buf),
-        )),
-        Some(Compression::Xz) => Box::new(BufReader::with_capacity(
-            READ_BUF,
-            xz2::bufread::XzDecoder::new_multi_decoder(buf),
-        )),
-        Some(Compression::Zstd) => Box::new(BufReader::with_capacity(
-            READ_BUF,
-            zstd::stream::read::Decoder::with_buffer(buf)?,
-        )),
+        Some(Compression::Gzip) => Prefetch::spawn(flate2::bufread::MultiGzDecoder::new(buf))?,
+        Some(Compression::Xz) => Prefetch::spawn(xz2::bufread::XzDecoder::new_multi_decoder(buf))?,
+        Some(Compression::Zstd) => Prefetch::spawn(zstd::stream::read::Decoder::with_buffer(buf)?)?,
     })
+}
+
+/// A reader whose input is read ahead on a thread of its own, in chunks of [`READ_BUF`]
+/// bytes through a bounded channel ([`PREFETCH_DEPTH`] chunks), chunks recycled. Errors of
+/// the inner reader arrive in order, after the bytes before them. If the `Prefetch` is
+/// dropped early the thread stops at its next send.
+pub struct Prefetch {
+    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    back: std::sync::mpsc::SyncSender<Vec<u8>>,
+    cur: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+/// Chunks read ahead by a [`Prefetch`] (4 MiB).
+pub const PREFETCH_DEPTH: usize = 4;
+
+impl Prefetch {
+    /// Starts reading `inner` on a new thread.
+    pub fn spawn<R: Read + Send + 'static>(mut inner: R) -> Result<Box<dyn BufRead + Send>> {
+        use std::sync::mpsc::sync_channel;
+        let (tx, rx) = sync_channel::<std::io::Result<Vec<u8>>>(PREFETCH_DEPTH);
+        let (back, back_rx) = sync_channel::<Vec<u8>>(PREFETCH_DEPTH + 2);
+        std::thread::Builder::new()
+            .name("racepred-decompress".into())
+            .spawn(move || loop {
+                let mut chunk = back_rx.try_recv().unwrap_or_default();
+                chunk.resize(READ_BUF, 0);
+                let mut n = 0;
+                // Fill the chunk (decoders return small pieces) unless the input ends.
+                let res = loop {
+                    match inner.read(&mut chunk[n..]) {
+                        Ok(0) => break Ok(()),
+                        Ok(k) => {
+                            n += k;
+                            if n == chunk.len() {
+                                break Ok(());
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => break Err(e),
+                    }
+                };
+                chunk.truncate(n);
+                let last = n == 0 || res.is_err();
+                if n > 0 && tx.send(Ok(chunk)).is_err() {
+                    return;
+                }
+                if let Err(e) = res {
+                    let _ = tx.send(Err(e));
+                }
+                if last {
+                    return;
+                }
+            })
+            .map_err(Error::from)?;
+        Ok(Box::new(Prefetch {
+            rx,
+            back,
+            cur: Vec::new(),
+            pos: 0,
+            done: false,
+        }))
+    }
+}
+
+impl Read for Prefetch {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Prefetch {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.pos == self.cur.len() && !self.done {
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    let old = std::mem::replace(&mut self.cur, chunk);
+                    let _ = self.back.try_send(old);
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => self.done = true, // the input ended
+            }
+        }
+        Ok(&self.cur[self.pos..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.cur.len());
+    }
 }
 
 /// Guesses the format of plain (decompressed) content from its first bytes.
