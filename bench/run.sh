@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# End-to-end CLI benchmark: times `racepred` on generated traces of 10^5–10^7 events (STD and
-# binary) and on the real traces in ../shared/corpus/, printing events/s and peak memory.
+# End-to-end CLI benchmark: wall time, events/s and peak memory of `racepred` per analysis, on
+# generated traces of 10^5–10^7 events (STD and binary) and on the largest real traces of
+# ../shared/corpus/, and — when ../shared/peers/rapid is there — RAPID's figures for the same
+# engines on the same STD files in the same run, with the ratio.
 #
-#   bench/run.sh                 # everything (several minutes)
-#   bench/run.sh --quick         # 10^5 and 10^6 only, no corpus
-#   ANALYSES="hb fasttrack" bench/run.sh   # also time these analyses
+#   bench/run.sh                 # everything (RAPID included: about 15 minutes)
+#   bench/run.sh --quick         # 10^5 and 10^6 only, no corpus, no RAPID
+#   RAPID=0 bench/run.sh         # without RAPID
+#   ANALYSES="hb shb" bench/run.sh
 #
-# Traces are generated into bench/out/ (git-ignored). Timings are wall-clock seconds of one
-# run from the page cache (each file is read once before it is timed); compare figures only
-# within one run of this script.
+# Traces are generated into bench/out/ (git-ignored; corpus copies there are never committed).
+# Timings are wall-clock seconds of one run from the page cache (each file is read once
+# before it is timed); compare figures only within one run of this script. Peak memory is
+# the maximum resident set size (/usr/bin/time). RAPID runs on Java with -Xmx16g (RAPID_XMX);
+# its WCP runs only up to RAPID_WCP_MAX events (default 10^6: it needs 3.8 GB there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -18,18 +23,41 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 sizes="100000 1000000 10000000"
 [ $quick = 1 ] && sizes="100000 1000000"
-analyses=${ANALYSES:-}
+analyses=${ANALYSES:-"hb fasttrack shb wcp lockset tsan-hybrid w3po"}
 corpus=${CORPUS:-$root/../shared/corpus}
+rapid=${RAPID_BIN:-$root/../shared/peers/rapid/rapid}
+use_rapid=${RAPID:-1}
+[ $quick = 1 ] && use_rapid=0
+[ -x "$rapid" ] && command -v java >/dev/null || use_rapid=0
+rapid_wcp_max=${RAPID_WCP_MAX:-1000000}
+big_traces="dacapo_lusearch_q2_t2 jgf_crypt_n200000_t4 jgf_raytracer_w10_t4"
 
 cargo build --release -q -p racepred-cli
 bin=$root/target/release/racepred
 
-# time_cmd LABEL EVENTS CMD...: prints label, wall seconds, M events/s, peak RSS MiB.
-# Exit status 1 (races found) is expected; the output goes to /dev/null.
-time_cmd() {
-    local label=$1 events=$2
-    shift 2
-    local tf s e secs kib=0
+# Extra options of an analysis (W3PO in its linear mode).
+opts_of() {
+    case $1 in
+    w3po) echo "--history 4" ;;
+    *) echo "" ;;
+    esac
+}
+
+# RAPID's engine for an analysis, if it has one.
+rapid_engine() {
+    case $1 in
+    hb) echo HB ;;
+    fasttrack) echo HBEpoch ;;
+    shb) echo SHB ;;
+    wcp) echo WCP ;;
+    lockset) echo LockSet ;;
+    *) echo "" ;;
+    esac
+}
+
+# measure CMD...: sets $secs and $mib for one run (exit status 1 = races found is expected).
+measure() {
+    local tf s e kib=0
     tf=$(mktemp)
     s=$(date +%s%N)
     if [ -x /usr/bin/time ]; then
@@ -41,38 +69,85 @@ time_cmd() {
     e=$(date +%s%N)
     rm -f "$tf"
     secs=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", (e - s) / 1e9 }')
-    awk -v l="$label" -v n="$events" -v s="$secs" -v k="$kib" 'BEGIN {
-        r = (s > 0) ? n / s / 1e6 : 0;
-        printf "%-48s %12d events %8.3f s %9.2f M events/s %8.1f MiB peak\n", l, n, s, r, k / 1024 }'
+    mib=$(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }')
 }
 
-echo "== generated traces (4 threads, 1000 variables, 8 locks, 10% sync)"
+# row LABEL EVENTS: prints the last measurement.
+row() {
+    awk -v l="$1" -v n="$2" -v s="$secs" -v m="$mib" 'BEGIN {
+        r = (s > 0) ? n / s / 1e6 : 0;
+        printf "%-52s %10d ev %8.3f s %9.2f M ev/s %8.1f MiB\n", l, n, s, r, m }'
+}
+
+# compare LABEL EVENTS ANALYSIS STDFILE: racepred on the STD file, then RAPID's engine on it.
+compare() {
+    local label=$1 n=$2 a=$3 file=$4 engine ours_s ours_m
+    engine=$(rapid_engine "$a")
+    [ "$use_rapid" = 1 ] && [ -n "$engine" ] || return 0
+    if [ "$a" = wcp ] && [ "$n" -gt "$rapid_wcp_max" ]; then
+        echo "  (RAPID $engine skipped on $label: over RAPID_WCP_MAX=$rapid_wcp_max events)"
+        return 0
+    fi
+    # shellcheck disable=SC2046
+    measure "$bin" analyze -a "$a" $(opts_of "$a") "$file"
+    ours_s=$secs ours_m=$mib
+    measure "$rapid" "$engine" "$file"
+    row "  RAPID $engine $label" "$n"
+    awk -v l="$label" -v a="$a" -v os="$ours_s" -v om="$ours_m" -v rs="$secs" -v rm="$mib" 'BEGIN {
+        printf "  => %-14s %-28s racepred %7.3f s %7.1f MiB | RAPID %8.3f s %8.1f MiB | %6.1fx faster, %5.1fx less memory\n",
+            a, l, os, om, rs, rm, (os > 0 ? rs / os : 0), (om > 0 ? rm / om : 0) }'
+}
+
+echo "== generated traces (8 threads, 1000 variables, 20 locks)"
 for n in $sizes; do
-    std=$out/gen_$n.std
-    bin_=$out/gen_$n.rpb
-    [ -f "$std" ] || "$bin" generate --events "$n" --threads 4 --vars 1000 --locks 8 --sync 0.1 --seed 1 -o "$std"
-    [ -f "$bin_" ] || "$bin" convert "$std" "$bin_"
-    cat "$std" "$bin_" >/dev/null # page cache
-    time_cmd "stats gen_$n.std" "$n" "$bin" stats "$std"
-    time_cmd "stats gen_$n.rpb" "$n" "$bin" stats "$bin_"
+    std=$out/gen8_$n.std
+    rpb=$out/gen8_$n.rpb
+    [ -f "$std" ] || "$bin" generate --events "$n" --threads 8 --vars 1000 --locks 20 --seed 1 -o "$std"
+    [ -f "$rpb" ] || "$bin" convert "$std" "$rpb"
+    cat "$std" "$rpb" >/dev/null # page cache
+    measure "$bin" stats "$std"
+    row "stats gen8_$n.std" "$n"
+    measure "$bin" stats "$rpb"
+    row "stats gen8_$n.rpb" "$n"
     for a in $analyses; do
-        time_cmd "analyze -a $a gen_$n.rpb" "$n" "$bin" analyze -a "$a" "$bin_"
+        for f in "$std" "$rpb"; do
+            # shellcheck disable=SC2046
+            measure "$bin" analyze -a "$a" $(opts_of "$a") "$f"
+            row "analyze -a $a $(basename "$f")" "$n"
+        done
+        if [ "$n" = 10000000 ] || { [ "$a" = wcp ] && [ "$n" = "$rapid_wcp_max" ]; }; then
+            compare "gen8_$n.std" "$n" "$a" "$std"
+        fi
     done
+    if [ "$n" = 10000000 ]; then
+        # shellcheck disable=SC2086
+        measure "$bin" analyze $(for a in hb fasttrack shb; do printf -- '-a %s ' $a; done) "$std"
+        row "analyze -a hb -a fasttrack -a shb gen8_$n.std" "$n"
+    fi
 done
 
 if [ $quick = 0 ] && [ -d "$corpus" ]; then
-    echo "== real traces ($corpus): reading the xz-compressed STD (includes decompression),"
-    echo "   then analyses on a binary copy in bench/out/ (git-ignored; never committed)"
-    for f in "$corpus"/*.std.xz; do
-        name=$(basename "$f" .std.xz)
-        rpb=$out/corpus_$name.rpb
+    echo "== largest real traces ($corpus): racepred reads the .std.xz (decompression included);"
+    echo "   RAPID reads a decompressed copy in bench/out/ (git-ignored, never committed)"
+    for name in $big_traces; do
+        f=$corpus/$name.std.xz
+        [ -f "$f" ] || continue
         n=$("$bin" stats --json "$f" | awk -F': ' '/"events"/ {gsub(",", "", $2); print $2}')
-        time_cmd "stats $name.std.xz" "$n" "$bin" stats "$f"
-        [ -f "$rpb" ] || "$bin" convert "$f" "$rpb"
-        cat "$rpb" >/dev/null
-        time_cmd "stats $name.rpb" "$n" "$bin" stats "$rpb"
+        cat "$f" >/dev/null
+        measure "$bin" stats "$f"
+        row "stats $name.std.xz" "$n"
         for a in $analyses; do
-            time_cmd "analyze -a $a $name.rpb" "$n" "$bin" analyze -a "$a" "$rpb"
+            # shellcheck disable=SC2046
+            measure "$bin" analyze -a "$a" $(opts_of "$a") "$f"
+            row "analyze -a $a $name.std.xz" "$n"
         done
+        if [ "$use_rapid" = 1 ]; then
+            plain=$out/corpus_$name.std
+            [ -f "$plain" ] || xz -dc "$f" >"$plain"
+            cat "$plain" >/dev/null
+            for a in $analyses; do
+                compare "$name.std" "$n" "$a" "$plain"
+            done
+        fi
     done
 fi
