@@ -80,7 +80,8 @@ impl LineFormat for StdFormat {
     fn fast_lines(
         &mut self,
         buf: &[u8],
-        names: &Names,
+        names: &mut Names,
+        _first_line: u64,
         room: usize,
         max_line: usize,
         out: &mut Vec<Event>,

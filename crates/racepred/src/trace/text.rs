@@ -57,7 +57,8 @@ pub trait LineFormat: Default {
     }
 
     /// The format's fast path: parses the leading lines of `buf` (complete lines, each
-    /// ending in `\n`) that it can turn into an event with names already interned, appending
+    /// ending in `\n`, the first numbered `first_line`) that it can turn into an event
+    /// cheaply (mostly: with names already interned), appending
     /// at most `room` events, and stops at the first line it leaves to [`parse`](Self::parse)
     /// (a comment, a new name, anything unusual). It must give exactly the events `parse`
     /// would, and take no line longer than `max_line`; events it returns have no side data.
@@ -66,12 +67,13 @@ pub trait LineFormat: Default {
     fn fast_lines(
         &mut self,
         buf: &[u8],
-        names: &Names,
+        names: &mut Names,
+        first_line: u64,
         room: usize,
         max_line: usize,
         out: &mut Vec<Event>,
     ) -> FastRun {
-        let _ = (buf, names, room, max_line, out);
+        let _ = (buf, names, first_line, room, max_line, out);
         FastRun::default()
     }
 }
@@ -192,7 +194,8 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
             let first_line = self.lines.line() + 1;
             let run = self.format.fast_lines(
                 self.lines.complete_lines(),
-                &self.names,
+                &mut self.names,
+                first_line,
                 max - block.events.len(),
                 self.lines.max_line(),
                 &mut block.events,
