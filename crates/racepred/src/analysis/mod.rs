@@ -110,21 +110,36 @@ pub fn run<S: EventSource + ?Sized>(
     let mut validator = Validator::new();
     let mut summary = RunSummary::default();
     let mut block = EventBlock::new();
-    while src.read_block(&mut block, READ_BLOCK)? {
-        validate_block(
-            src,
-            &block,
-            &mut validator,
-            validation,
-            &mut summary.violations,
-        )?;
+    let v = &mut summary.violations;
+    while read_checked(src, &mut block, &mut validator, validation, v)? {
         feed(analyses, summary.events, &block);
-        summary.events += block.len() as u64;
-        if summary.events & PROGRESS_MASK < block.len() as u64 {
-            progress(summary.events, block.bytes_read);
-        }
+        count(&mut summary.events, &block, &mut progress);
     }
     Ok(summary)
+}
+
+/// Reads the next block of `src` and validates it; false at the end of the input.
+fn read_checked<S: EventSource + ?Sized>(
+    src: &mut S,
+    block: &mut EventBlock,
+    validator: &mut Validator,
+    validation: Validation,
+    violations: &mut Vec<Violation>,
+) -> Result<bool> {
+    if !src.read_block(block, READ_BLOCK)? {
+        return Ok(false);
+    }
+    validate_block(src, block, validator, validation, violations)?;
+    Ok(true)
+}
+
+/// Adds a block's events to `events`, calling `progress` each time a multiple of 2^20 is
+/// passed.
+fn count(events: &mut u64, block: &EventBlock, progress: &mut impl FnMut(u64, u64)) {
+    *events += block.len() as u64;
+    if *events & PROGRESS_MASK < block.len() as u64 {
+        progress(*events, block.bytes_read);
+    }
 }
 
 /// [`run`] on several threads: a reader thread reads, decodes and validates blocks of events
@@ -155,10 +170,10 @@ pub fn run_pipelined<S: EventSource + Send + ?Sized>(
                 let mut violations = Vec::new();
                 loop {
                     let mut block = empty_rx.try_recv().unwrap_or_default();
-                    if !src.read_block(&mut block, READ_BLOCK)? {
+                    let v = &mut violations;
+                    if !read_checked(src, &mut block, &mut validator, validation, v)? {
                         return Ok(violations);
                     }
-                    validate_block(src, &block, &mut validator, validation, &mut violations)?;
                     if full_tx.send(block).is_err() {
                         return Ok(violations); // the analysing side stopped
                     }
@@ -168,10 +183,7 @@ pub fn run_pipelined<S: EventSource + Send + ?Sized>(
         let mut events = 0u64;
         for block in full_rx {
             feed(analyses, events, &block);
-            events += block.len() as u64;
-            if events & PROGRESS_MASK < block.len() as u64 {
-                progress(events, block.bytes_read);
-            }
+            count(&mut events, &block, &mut progress);
             let _ = empty_tx.try_send(block);
         }
         let violations = match reader.join() {
@@ -215,20 +227,11 @@ pub fn run_fanout<S: EventSource + ?Sized>(
         let read = (|| -> Result<()> {
             loop {
                 let mut block = EventBlock::new();
-                if !src.read_block(&mut block, READ_BLOCK)? {
+                let v = &mut summary.violations;
+                if !read_checked(src, &mut block, &mut validator, validation, v)? {
                     return Ok(());
                 }
-                validate_block(
-                    src,
-                    &block,
-                    &mut validator,
-                    validation,
-                    &mut summary.violations,
-                )?;
-                summary.events += block.len() as u64;
-                if summary.events & PROGRESS_MASK < block.len() as u64 {
-                    progress(summary.events, block.bytes_read);
-                }
+                count(&mut summary.events, &block, &mut progress);
                 let block = Arc::new(block);
                 for tx in &senders {
                     if tx.send(block.clone()).is_err() {

@@ -155,28 +155,19 @@ impl LineFormat for CsvFormat {
         max_line: usize,
         out: &mut Vec<Event>,
     ) -> FastRun {
-        let mut run = FastRun::default();
         if !self.seen_row || self.pending_next < self.pending_len {
-            return run;
+            return FastRun::default();
         }
-        let mut at = 0;
         let mut digits = [0u8; 20];
-        while run.lines < room {
-            let Some((t, op, target, len)) = fast_row(&buf[at..], names) else {
-                break;
-            };
+        FastRun::collect(buf, room, max_line, out, |s, k| {
+            let (t, op, target, len) = fast_row(s, names)?;
             if len > max_line {
-                break;
+                return None; // before interning: the general path reports it
             }
-            let lineno = first_line + run.lines as u64;
+            let lineno = first_line + k as u64;
             let loc = LocId(names.locs.intern(decimal(lineno, &mut digits)));
-            out.push(Event::new(t, op, target, loc));
-            run.last_start = at;
-            at += len + 1;
-            run.lines += 1;
-        }
-        run.bytes = at;
-        run
+            Some((Event::new(t, op, target, loc), len))
+        })
     }
 
     fn pending(&mut self) -> Option<Event> {
@@ -342,11 +333,7 @@ mod tests {
             max in 1usize..6,
             end_newline in proptest::bool::ANY,
         ) {
-            let mut text = lines.join("\n");
-            if end_newline { text.push('\n'); }
-            let one = crate::trace::text::transcript::<CsvFormat>(text.as_bytes(), None);
-            proptest::prop_assert_eq!(&one, &crate::trace::text::transcript::<CsvFormat>(text.as_bytes(), Some(max)));
-            proptest::prop_assert_eq!(&one, &crate::trace::text::transcript::<CsvFormat>(text.as_bytes(), Some(4096)));
+            crate::trace::text::check_blocks_equal_events::<CsvFormat>(&lines, max, end_newline)?;
         }
     }
 

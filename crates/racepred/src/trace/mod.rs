@@ -236,22 +236,24 @@ impl Trace {
         let mut t = Trace::new();
         let mut seqs = Vec::new();
         let mut has_seq = false;
-        while let Some(ev) = src.next_event()? {
-            let i = t.events.len() as u32;
-            if ev.op == Op::MethodBegin {
-                let a = src.addresses();
+        let mut block = EventBlock::new();
+        while src.read_block(&mut block, 8192)? {
+            let base = t.events.len();
+            for &(i, start, len) in &block.spans {
                 t.addr_index
-                    .push((i, t.addr_pool.len() as u32, a.len() as u32));
-                t.addr_pool.extend_from_slice(a);
+                    .push((base as u32 + i, t.addr_pool.len() as u32, len));
+                t.addr_pool
+                    .extend_from_slice(&block.addrs[start as usize..(start + len) as usize]);
             }
-            let s = src.seq();
-            has_seq |= s.is_some();
-            seqs.push(s.unwrap_or(0));
-            let line = src.position().line;
-            if line > 0 {
-                t.lines.push(line);
+            if !block.seqs.is_empty() {
+                has_seq = true;
+                seqs.resize(base, 0);
+                seqs.extend_from_slice(&block.seqs);
             }
-            t.events.push(ev);
+            seqs.resize(base + block.len(), 0);
+            t.lines
+                .extend(block.lines.iter().copied().filter(|&l| l > 0));
+            t.events.extend_from_slice(&block.events);
         }
         if t.lines.len() != t.events.len() {
             t.lines.clear();

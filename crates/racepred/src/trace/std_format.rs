@@ -86,22 +86,7 @@ impl LineFormat for StdFormat {
         max_line: usize,
         out: &mut Vec<Event>,
     ) -> FastRun {
-        let mut run = FastRun::default();
-        let mut at = 0;
-        while run.lines < room {
-            let Some((ev, len)) = fast_line(&buf[at..], names) else {
-                break;
-            };
-            if len > max_line {
-                break;
-            }
-            out.push(ev);
-            run.last_start = at;
-            at += len + 1;
-            run.lines += 1;
-        }
-        run.bytes = at;
-        run
+        FastRun::collect(buf, room, max_line, out, |s, _| fast_line(s, names))
     }
 }
 
@@ -357,11 +342,7 @@ mod tests {
             max in 1usize..6,
             end_newline in proptest::bool::ANY,
         ) {
-            let mut text = lines.join("\n");
-            if end_newline { text.push('\n'); }
-            let one = crate::trace::text::transcript::<StdFormat>(text.as_bytes(), None);
-            proptest::prop_assert_eq!(&one, &crate::trace::text::transcript::<StdFormat>(text.as_bytes(), Some(max)));
-            proptest::prop_assert_eq!(&one, &crate::trace::text::transcript::<StdFormat>(text.as_bytes(), Some(4096)));
+            crate::trace::text::check_blocks_equal_events::<StdFormat>(&lines, max, end_newline)?;
         }
     }
 

@@ -87,6 +87,37 @@ pub struct FastRun {
     pub last_start: usize,
 }
 
+impl FastRun {
+    /// The loop of a fast path: `line(rest, k)` parses the line at the start of `rest` (the
+    /// `k`-th of this run) into its event and its length without the `\n`, or declines.
+    /// Stops at the first line declined or longer than `max_line`, or after `room` events.
+    #[inline(always)]
+    pub fn collect(
+        buf: &[u8],
+        room: usize,
+        max_line: usize,
+        out: &mut Vec<Event>,
+        mut line: impl FnMut(&[u8], usize) -> Option<(Event, usize)>,
+    ) -> FastRun {
+        let mut run = FastRun::default();
+        let mut at = 0;
+        while run.lines < room {
+            let Some((ev, len)) = line(&buf[at..], run.lines) else {
+                break;
+            };
+            if len > max_line {
+                break;
+            }
+            out.push(ev);
+            run.last_start = at;
+            at += len + 1;
+            run.lines += 1;
+        }
+        run.bytes = at;
+        run
+    }
+}
+
 /// Streaming reader of a text format `F` from `R`.
 pub struct TextReader<R, F> {
     lines: LineReader<R>,
@@ -256,6 +287,25 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
 
 /// Everything a reader says about its input, event by event: the event, its line and
 /// side data, or the error (message with position).
+/// The property the text readers' tests check: reading `lines` (joined by `\n`, with a
+/// final one if `end_newline`) in blocks of `max` and of 4096 says exactly what reading
+/// event by event says.
+#[cfg(test)]
+pub(crate) fn check_blocks_equal_events<F: LineFormat>(
+    lines: &[String],
+    max: usize,
+    end_newline: bool,
+) -> std::result::Result<(), proptest::test_runner::TestCaseError> {
+    let mut text = lines.join("\n");
+    if end_newline {
+        text.push('\n');
+    }
+    let one = transcript::<F>(text.as_bytes(), None);
+    proptest::prop_assert_eq!(&one, &transcript::<F>(text.as_bytes(), Some(max)));
+    proptest::prop_assert_eq!(&one, &transcript::<F>(text.as_bytes(), Some(4096)));
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) fn transcript<F: LineFormat>(text: &[u8], blocks: Option<usize>) -> Vec<String> {
     let mut r = TextReader::<_, F>::new(text);
