@@ -63,11 +63,21 @@ struct LockState {
 /// that read (`r`) / wrote (`w`) the variable.
 #[derive(Debug, Default)]
 struct LockVar {
-    r: Vec<(ThreadId, VectorClock)>,
-    w: Vec<(ThreadId, VectorClock)>,
+    r: Vec<Released>,
+    w: Vec<Released>,
     /// Critical-section ids that last recorded a read / write (dedupe).
     stamp_r: u64,
     stamp_w: u64,
+}
+
+/// H of a release by `thread`, with its own entry `own = clock[thread]` kept inline: rule
+/// (a) compares only that entry at every access, and joins the clock (a cache miss away)
+/// only when it is ahead.
+#[derive(Debug)]
+struct Released {
+    thread: ThreadId,
+    own: u32,
+    clock: VectorClock,
 }
 
 #[derive(Debug)]
@@ -269,9 +279,17 @@ impl Wcp {
         for &(x, w) in &cs.accessed {
             let lv = self.lockvar.entry((ev.target, x)).or_default();
             let list = if w { &mut lv.w } else { &mut lv.r };
-            match list.iter_mut().find(|e| e.0 == t) {
-                Some(e) => e.1.copy_from(h),
-                None => list.push((t, h.clone())),
+            let own = h.get(t);
+            match list.iter_mut().find(|e| e.thread == t) {
+                Some(e) => {
+                    e.clock.copy_from(h);
+                    e.own = own;
+                }
+                None => list.push(Released {
+                    thread: t,
+                    own,
+                    clock: h.clone(),
+                }),
             }
         }
         let mut accessed = cs.accessed;
@@ -292,10 +310,10 @@ impl Wcp {
         let p = &mut self.p[t.index()];
         for cs in self.open[t.index()].iter_mut() {
             let lv = self.lockvar.entry((cs.lock, x)).or_default();
-            let mut join = |list: &Vec<(ThreadId, VectorClock)>| {
-                for (u, c) in list {
-                    if *u != t && c.get(*u) > p.get(*u) {
-                        p.join(c);
+            let mut join = |list: &Vec<Released>| {
+                for e in list {
+                    if e.thread != t && e.own > p.get(e.thread) {
+                        p.join(&e.clock);
                     }
                 }
             };
