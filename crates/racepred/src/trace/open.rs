@@ -484,6 +484,43 @@ impl EventSource for WithPath {
 mod tests {
     use super::*;
 
+    /// Yields `data` in pieces of 1000 bytes, then fails.
+    struct FailsAfter {
+        data: Vec<u8>,
+        at: usize,
+    }
+
+    impl Read for FailsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.at == self.data.len() {
+                return Err(std::io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(1000).min(self.data.len() - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn prefetch_passes_every_byte_then_the_error() {
+        let data: Vec<u8> = (0..3 * READ_BUF + 12345).map(|i| (i % 251) as u8).collect();
+        let mut p = Prefetch::spawn(FailsAfter {
+            data: data.clone(),
+            at: 0,
+        })
+        .unwrap();
+        let mut got = Vec::new();
+        let err = p.read_to_end(&mut got).unwrap_err();
+        assert_eq!(err.to_string(), "disk on fire");
+        assert_eq!(got, data);
+        // A clean input ends with an empty read.
+        let mut p = Prefetch::spawn(&b"abc"[..]).unwrap();
+        let mut got = Vec::new();
+        p.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"abc");
+    }
+
     #[test]
     fn sniffs_each_format() {
         assert_eq!(sniff(b"T0|w(V)|1\n"), Some(Format::Std));
