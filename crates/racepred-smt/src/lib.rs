@@ -131,6 +131,9 @@ pub struct Counts {
     /// Candidates not asked because their window's encoding exceeds `max_atoms`.
     pub too_large: u64,
     pub windows: u64,
+    /// Windows not looked at because the budget ran out before them (building a window's
+    /// problem takes time too, even when no candidate survives).
+    pub windows_unexamined: u64,
 }
 
 /// One race with its witness.
@@ -221,6 +224,11 @@ fn predict_with(
     let mut ws = 0usize;
     let debug = std::env::var_os("RACEPRED_SMT_DEBUG").is_some();
     loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            out.out_of_budget = true;
+            out.counts.windows_unexamined = (n - ws).div_ceil(cfg.window) as u64;
+            break;
+        }
         let we = (ws + cfg.window).min(n);
         out.counts.windows += 1;
         // One problem for the window, then one per alternative path in it.
@@ -399,6 +407,12 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
         r.notes
             .push("the budget ran out before every candidate was asked".to_string());
     }
+    if c.windows_unexamined > 0 {
+        r.notes.push(format!(
+            "{} window(s) at the end of the trace were not looked at: the budget ran out",
+            c.windows_unexamined
+        ));
+    }
     if c.windows > 1 {
         r.notes
             .push("races between events of different windows are not looked for".to_string());
@@ -420,6 +434,8 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     extra("replay_failed", c.replay_failed.into());
     extra("too_large", c.too_large.into());
     extra("windows", c.windows.into());
+    extra("windows_unexamined", c.windows_unexamined.into());
+    extra("out_of_budget", out.out_of_budget.into());
     extra("window", (cfg.window as u64).into());
     extra("seconds", out.elapsed.as_secs_f64().into());
     r

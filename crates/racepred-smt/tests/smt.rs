@@ -152,6 +152,30 @@ fn windows_find_a_subset() {
         .unwrap();
 }
 
+/// A spent budget stops the run before the next window, and the report says how many
+/// windows it did not look at.
+#[test]
+fn a_spent_budget_stops_before_the_next_window() {
+    let vt = fig1();
+    let mut cfg = SmtConfig::new(SmtKind::Mcm);
+    cfg.window = 3;
+    cfg.budget = Some(std::time::Duration::ZERO);
+    let out = predict(&vt, &cfg, |_| {}).unwrap();
+    assert!(out.out_of_budget);
+    assert_eq!(out.counts.windows, 0);
+    assert_eq!(
+        out.counts.windows_unexamined as usize,
+        vt.trace.len().div_ceil(3)
+    );
+    assert!(out.races.is_empty());
+    let r = racepred_smt::report(&vt, &cfg, &out);
+    assert!(
+        r.notes.iter().any(|n| n.contains("not looked at")),
+        "{:?}",
+        r.notes
+    );
+}
+
 /// Random programs (`racepred::program`): on their value traces every witness replays,
 /// `mcm` ⊆ `recipe` ⊆ `recipe-alt`, and every `recipe-alt` race is a race of the program
 /// (its exhaustive explorer over all schedules).
