@@ -148,7 +148,7 @@ fn check_values(input: &Input, problems: &mut Vec<(u64, String, String)>) {
     let checked = std::fs::File::open(&input.trace)
         .map_err(racepred::Error::from)
         .and_then(trace::open::decompress)
-        .and_then(ValueTrace::read_buffered)
+        .and_then(ValueTrace::read_any)
         .and_then(|vt| vt.concrete().map(drop));
     if let Err(e) = checked {
         let line = e.position().map_or(0, |p| p.line);
@@ -325,12 +325,19 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
         }
     })?;
     if src.has_values() && !a.drop_values {
+        if to == Format::Binary {
+            // The events are written; the values follow as a values record.
+            let vt = read_values_again(&a)?;
+            dst.write_values(&vt.values_record())?;
+            dst.finish()?;
+            return Ok(ExitCode::SUCCESS);
+        }
         // The streaming copy lost the values: `dst` is dropped unfinished (no file).
         drop(dst);
         anyhow::ensure!(
             to == Format::Std,
-            "`{}` carries values (value-level STD extension); only STD output keeps them — \
-             convert to .std, or drop them explicitly with --drop-values",
+            "`{}` carries values (value-level STD extension); only STD and binary output \
+             keep them — convert to .std or .rpb, or drop them explicitly with --drop-values",
             a.input.display()
         );
         convert_values(&a)?;
@@ -340,13 +347,9 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the value trace `a.input` to `a.output` as STD with its values: every event in
-/// trace order ([`racepred::witness::event_line`]), each branch followed by its
-/// alternative path. The input is read again as a
-/// [`ValueTrace`](racepred::trace::values::ValueTrace) (the streaming readers drop values).
-fn convert_values(a: &ConvertArgs) -> Result<()> {
-    use racepred::trace::values::ValueTrace;
-    use racepred::witness::{alt_base, event_line};
+/// The input of `convert` read again, as a value trace (STD or binary): the streaming
+/// readers drop values.
+fn read_values_again(a: &ConvertArgs) -> Result<racepred::trace::values::ValueTrace> {
     anyhow::ensure!(
         a.input != Path::new("-"),
         "standard input carries values (value-level STD extension), and keeping them needs \
@@ -354,8 +357,17 @@ fn convert_values(a: &ConvertArgs) -> Result<()> {
     );
     let in_file = |e: racepred::Error| e.in_file(&a.input);
     let f = std::fs::File::open(&a.input).map_err(|e| in_file(e.into()))?;
-    let vt =
-        ValueTrace::read_buffered(trace::open::decompress(f).map_err(in_file)?).map_err(in_file)?;
+    let plain = trace::open::decompress(f).map_err(in_file)?;
+    Ok(racepred::trace::values::ValueTrace::read_any(plain).map_err(in_file)?)
+}
+
+/// Writes the value trace `a.input` to `a.output` as STD with its values: every event in
+/// trace order ([`racepred::witness::event_line`]), each branch followed by its
+/// alternative path. The input is read again as a
+/// [`ValueTrace`](racepred::trace::values::ValueTrace) (the streaming readers drop values).
+fn convert_values(a: &ConvertArgs) -> Result<()> {
+    use racepred::witness::{alt_base, event_line};
+    let vt = read_values_again(a)?;
     // `ValueTrace` keeps no `mbegin` address sets: a streaming reader, in step with the
     // trace's events, gives them.
     let mut addrs_src = if vt.trace.events.iter().any(|e| e.op == Op::MethodBegin) {

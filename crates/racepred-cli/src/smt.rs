@@ -22,21 +22,22 @@ pub fn read_value_trace(input: &Input) -> Result<ValueTrace> {
         Some(f) => Some(crate::commands::format_of(f)),
         None => Format::from_path(path),
     };
-    let is_std = match format {
-        Some(f) => f == Format::Std,
+    // STD and binary traces carry values; the other formats have none.
+    let has_values = match format {
+        Some(f) => matches!(f, Format::Std | Format::Binary),
         None => {
             // Sniff like the streaming readers: decompress, look at the content.
             let head = read_head(path)?;
-            trace::open::sniff(&head).is_none_or(|f| f == Format::Std)
+            trace::open::sniff(&head).is_none_or(|f| matches!(f, Format::Std | Format::Binary))
         }
     };
-    let vt = if is_std {
+    let vt = if has_values {
         let vt = if path == Path::new("-") {
-            ValueTrace::read(std::io::stdin().lock())
+            ValueTrace::read_any(std::io::stdin().lock())
         } else {
             let f = std::fs::File::open(path)
                 .with_context(|| format!("cannot open {}", path.display()))?;
-            ValueTrace::read_buffered(trace::open::decompress(f).map_err(|e| e.in_file(path))?)
+            ValueTrace::read_any(trace::open::decompress(f).map_err(|e| e.in_file(path))?)
         };
         vt.map_err(|e| e.in_file(path))?
     } else {

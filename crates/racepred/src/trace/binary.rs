@@ -59,6 +59,11 @@ const HEADER_LEN: u64 = 16;
 const TAG_NAME: u8 = b'N';
 const TAG_BLOCK: u8 = b'E';
 const TAG_END: u8 = b'Z';
+/// Values of a value trace ([`super::values`]), as text.
+const TAG_VALUES: u8 = b'V';
+
+/// Longest values record accepted.
+pub const MAX_VALUES_LEN: u32 = 1 << 30;
 const BLOCK_HAS_SEQ: u8 = 1;
 const NO_SEQ: u64 = u64::MAX;
 
@@ -93,6 +98,8 @@ pub struct BinaryReader<R> {
     /// Events in the blocks before the current one.
     base: u64,
     done: bool,
+    /// The text of the values records read so far ([`BinaryReader::values_text`]).
+    values: Vec<u8>,
 }
 
 /// One decoded event block.
@@ -175,6 +182,7 @@ impl<R: BufRead> BinaryReader<R> {
             block_start: HEADER_LEN,
             base: 0,
             done: false,
+            values: Vec::new(),
         })
     }
 
@@ -209,6 +217,7 @@ impl<R: BufRead> BinaryReader<R> {
             }
             match tag[0] {
                 TAG_NAME => self.read_name(at)?,
+                TAG_VALUES => self.read_values(at)?,
                 TAG_BLOCK => {
                     self.read_block_record(at)?;
                     if !self.block.events.is_empty() {
@@ -244,11 +253,40 @@ impl<R: BufRead> BinaryReader<R> {
                 t => {
                     return Err(bad(
                         at,
-                        format!("unknown record tag {t:#04x} (expected `N`, `E` or `Z`)"),
+                        format!("unknown record tag {t:#04x} (expected `N`, `E`, `V` or `Z`)"),
                     ))
                 }
             }
         }
+    }
+
+    /// A values record: its text is appended to [`BinaryReader::values_text`].
+    fn read_values(&mut self, at: u64) -> Result<()> {
+        let mut h = [0u8; 7];
+        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
+            return Err(truncated(at, "a values record"));
+        }
+        if h[..3] != [0; 3] {
+            return Err(bad(at, "values record: reserved bytes not zero".into()));
+        }
+        let len = u32::from_le_bytes(h[3..7].try_into().expect("4 bytes"));
+        if len > MAX_VALUES_LEN {
+            return Err(bad(at, format!("values record: length {len} too large")));
+        }
+        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
+            .map_err(|e| e.unwrap_or_else(|| truncated(at, "a values record")))?;
+        if std::str::from_utf8(&self.raw).is_err() {
+            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 8)));
+        }
+        self.values.extend_from_slice(&self.raw);
+        self.offset = at + 8 + len as u64;
+        Ok(())
+    }
+
+    /// The text of every values record read so far (UTF-8): the value parts and alternative
+    /// paths of a value trace, one entry a line ([`super::values::ValueTrace::from_binary`]).
+    pub fn values_text(&self) -> &[u8] {
+        &self.values
     }
 
     fn read_name(&mut self, at: u64) -> Result<()> {
@@ -635,6 +673,10 @@ impl<R: BufRead> EventSource for BinaryReader<R> {
     fn bytes_read(&self) -> u64 {
         self.offset
     }
+
+    fn has_values(&self) -> bool {
+        !self.values.is_empty()
+    }
 }
 
 impl<R> BinaryReader<R> {
@@ -824,6 +866,22 @@ impl<W: Write> BinaryWriter<W> {
     }
 
     /// Writes the last block and the end record, flushes, and returns the output.
+    /// Writes a values record holding `text` (UTF-8 lines) after the events written so far.
+    pub fn write_values(&mut self, text: &str) -> Result<()> {
+        self.header()?;
+        self.flush_block()?;
+        let len = u32::try_from(text.len())
+            .ok()
+            .filter(|&n| n <= MAX_VALUES_LEN)
+            .ok_or_else(|| Error::invalid("values record too large"))?;
+        let mut h = [0u8; 8];
+        h[0] = TAG_VALUES;
+        h[4..8].copy_from_slice(&len.to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(text.as_bytes())?;
+        Ok(())
+    }
+
     pub fn finish(mut self) -> Result<W> {
         self.header()?;
         self.flush_block()?;

@@ -37,6 +37,14 @@ pub trait TraceWriter {
         seq: Option<u64>,
     ) -> Result<()>;
 
+    /// Appends the values of a value trace ([`super::values::ValueTrace::values_record`])
+    /// after the events written so far. Only the binary format holds them this way (STD
+    /// writes them inline); the default is an error.
+    fn write_values(&mut self, text: &str) -> Result<()> {
+        let _ = text;
+        Err(Error::invalid("this output format cannot hold values"))
+    }
+
     /// Flushes and finalises the output (end record, compression trailer). Required: a
     /// writer dropped without `finish` may leave an incomplete file.
     fn finish(self: Box<Self>) -> Result<()>;
@@ -352,6 +360,15 @@ impl TraceWriter for FileWriter {
             FileWriterInner::Bin(w) => w.write_event(ev, names, addresses, seq),
             FileWriterInner::Text(w) => w.write_event(ev, names, seq),
         }
+    }
+    fn write_values(&mut self, text: &str) -> Result<()> {
+        match &mut self.inner {
+            FileWriterInner::Bin(w) => w.write_values(text),
+            _ => Err(Error::invalid(
+                "only the binary format holds a values record",
+            )),
+        }
+        .map_err(|e| e.in_file(&self.path))
     }
     fn finish(self: Box<Self>) -> Result<()> {
         let path = self.path;
