@@ -1,7 +1,8 @@
 //! The SMT predictor against the papers' examples and the exact oracle.
 //!
 //! - RECIPE Fig. 1 (`tests/traces/recipe_fig1.std`): race 2–5 by `recipe`, not `mcm`;
-//!   race 2–7 only by `recipe-alt`;
+//!   race 2–7 only by `recipe-alt`; Fig. 6 (`recipe_fig6_bbuffer.std`): race 294–400 by
+//!   `recipe`, not `mcm`;
 //! - on random plain traces in one window, `mcm` pairs = the oracle's predictable pairs
 //!   (sound and complete), `shbp` ⊆ `mcm`, and every witness replays on its own;
 //! - `mcm` ⊆ `recipe` ⊆ `recipe-alt` on every trace.
@@ -62,6 +63,19 @@ fn recipe_fig1() {
     for p in [(4, 7), (6, 7)] {
         assert!(mcm.contains(&p), "mcm: {mcm:?}");
     }
+}
+
+/// RECIPE §VII-B, Fig. 6 (bbuffer): the race 294-400 needs the branch at 291 to read another
+/// value than the one it saw (`tests/traces/recipe_fig6_bbuffer.std`).
+#[test]
+fn recipe_fig6_bbuffer() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/traces/recipe_fig6_bbuffer.std");
+    let vt = ValueTrace::parse(&std::fs::read(path).unwrap()).unwrap();
+    let mcm = pairs(&run(&vt, SmtKind::Mcm, true));
+    let recipe = pairs(&run(&vt, SmtKind::Recipe, true));
+    assert_eq!(mcm, BTreeSet::from([(3, 4)]));
+    assert_eq!(recipe, BTreeSet::from([(3, 4), (3, 6)]));
 }
 
 /// The papers' plain example traces: `mcm` equals the oracle's predictable pairs.
