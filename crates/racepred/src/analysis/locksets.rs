@@ -760,6 +760,177 @@ fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
     n - 1
 }
 
+/// One logged access of a [`HistoryLog`]: its position, local time and site.
+#[derive(Clone, Copy, Debug)]
+struct Logged {
+    index: u64,
+    time: u32,
+    site: u32,
+}
+
+/// The last accesses of one (variable, thread, lockset).
+#[derive(Clone, Debug)]
+struct HistClass {
+    ls: LsId,
+    /// Time of the latest access (either kind).
+    latest: u32,
+    reads: Vec<Logged>,
+    writes: Vec<Logged>,
+}
+
+/// The sites of one variable and, per thread, its lockset classes (most recent first).
+type HistVar = (Vec<Site>, Vec<Vec<HistClass>>);
+
+/// The bounded access log of W3PO's `--history N`, for grouped reports: per (variable,
+/// thread, lockset) the last `keep` reads and writes (the same visible accesses as
+/// [`AccessLog`] with the same bound). The lockset classes of each (variable, thread) are
+/// kept in order of their latest access, so the first class wholly known to the current
+/// access ends the scan of that thread, and the scan of an access ends once each (location,
+/// kind) site of its variable has its location pair settled for it.
+#[derive(Debug)]
+pub struct HistoryLog {
+    keep: usize,
+    vars: Vec<HistVar>,
+    /// Per site of the current variable: settled for the current access.
+    done: Vec<bool>,
+}
+
+impl HistoryLog {
+    pub fn new(keep: usize) -> HistoryLog {
+        HistoryLog {
+            keep: keep.max(1),
+            vars: Vec::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// As [`Shadow::check`], over the visible accesses.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        let keep = self.keep;
+        let x = ev.var().index();
+        if x >= self.vars.len() {
+            self.vars.resize_with(x + 1, Default::default);
+        }
+        let (sites, threads) = &mut self.vars[x];
+        let me = site_of(sites, ev);
+        let done = &mut self.done;
+        done.clear();
+        done.resize(sites.len(), false);
+        // Sites that cannot pair (reads, for a read) count as settled.
+        let mut left = 0;
+        for (s, site) in sites.iter().enumerate() {
+            if site.write || reads {
+                left += 1;
+            } else {
+                done[s] = true;
+            }
+        }
+        let t = ev.thread;
+        for (u, classes) in threads.iter().enumerate() {
+            if u == t.index() {
+                continue;
+            }
+            let u = ThreadId(u as u32);
+            let known = clock.map_or(0, |c| c.get(u));
+            for c in classes.iter() {
+                if clock.is_some() && c.latest <= known {
+                    break; // this class and the older ones are known
+                }
+                if !table.disjoint(c.ls, ls) {
+                    continue;
+                }
+                for (list, write) in [(&c.writes, true), (&c.reads, false)] {
+                    if !write && !reads {
+                        continue;
+                    }
+                    let list = &list[list.len().saturating_sub(keep)..];
+                    let from = match clock {
+                        Some(_) => list.partition_point(|a| a.time <= known),
+                        None => 0,
+                    };
+                    for a in &list[from..] {
+                        let s = a.site as usize;
+                        if done[s] {
+                            continue;
+                        }
+                        let loc = sites[s].loc;
+                        let g = match sites[me].groups[s] {
+                            u32::MAX => {
+                                let g = sink.group_of(loc, write, ev);
+                                sites[me].groups[s] = g;
+                                g
+                            }
+                            g => g,
+                        };
+                        let op = if write { Op::Write } else { Op::Read };
+                        let first = Event::new(u, op, ev.target, loc);
+                        sink.hit(g, a.index, first, index, ev);
+                        if !sink.open(g, index) {
+                            done[s] = true;
+                            left -= 1;
+                            if left == 0 {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Logs the access `ev` with lockset `ls` at local time `time`.
+    #[inline]
+    pub fn push(&mut self, ls: LsId, time: u32, index: u64, ev: &Event) {
+        let keep = self.keep;
+        let (x, t) = (ev.var().index(), ev.thread.index());
+        if x >= self.vars.len() {
+            self.vars.resize_with(x + 1, Default::default);
+        }
+        let (sites, threads) = &mut self.vars[x];
+        let site = site_of(sites, ev) as u32;
+        if t >= threads.len() {
+            threads.resize_with(t + 1, Vec::new);
+        }
+        let classes = &mut threads[t];
+        // Move the class to the front (most recent first).
+        match classes.iter().position(|c| c.ls == ls) {
+            Some(p) => classes[..=p].rotate_right(1),
+            None => classes.insert(
+                0,
+                HistClass {
+                    ls,
+                    latest: 0,
+                    reads: Vec::new(),
+                    writes: Vec::new(),
+                },
+            ),
+        }
+        let c = &mut classes[0];
+        c.latest = time;
+        let list = if ev.is_write() {
+            &mut c.writes
+        } else {
+            &mut c.reads
+        };
+        list.push(Logged { index, time, site });
+        // Amortised ring: drop the oldest ones once the list doubles.
+        if list.len() >= 2 * keep + 8 {
+            list.drain(..list.len() - keep);
+        }
+    }
+}
+
 /// How a pair analysis of this family collects its pairs.
 #[derive(Debug)]
 pub enum Pairs {
@@ -770,7 +941,7 @@ pub enum Pairs {
     Grouped { shadow: Shadow, sink: GroupSink },
     /// Grouped by location pair, enumerating a bounded log (W3PO's `--history N`, whose
     /// pairs are those of the log's visible accesses).
-    GroupedLog { log: AccessLog, sink: GroupSink },
+    GroupedLog { log: HistoryLog, sink: GroupSink },
 }
 
 impl Pairs {
@@ -785,8 +956,8 @@ impl Pairs {
                 shadow: Shadow::new(),
                 sink: GroupSink::default(),
             },
-            (false, Some(_)) => Pairs::GroupedLog {
-                log: AccessLog::new(keep),
+            (false, Some(k)) => Pairs::GroupedLog {
+                log: HistoryLog::new(k),
                 sink: GroupSink::default(),
             },
         }
@@ -811,16 +982,7 @@ impl Pairs {
             Pairs::Grouped { shadow, sink } => {
                 shadow.check(sink, table, ls, clock, reads, index, ev)
             }
-            Pairs::GroupedLog { log, sink } => {
-                let (x, t) = (ev.var(), ev.thread);
-                let group = |g: LsId| table.disjoint(g, ls);
-                log.for_unordered(x, t, clock, reads, group, |u, a, aw| {
-                    let g = sink.group_of(a.loc, aw, ev);
-                    let op = if aw { Op::Write } else { Op::Read };
-                    let first = Event::new(u, op, x.0, a.loc);
-                    sink.hit(g, a.index, first, index, ev);
-                });
-            }
+            Pairs::GroupedLog { log, sink } => log.check(sink, table, ls, clock, reads, index, ev),
         }
     }
 
@@ -834,9 +996,8 @@ impl Pairs {
             loc: ev.loc,
         };
         match self {
-            Pairs::All { log, .. } | Pairs::GroupedLog { log, .. } => {
-                log.push(ev.var(), ev.thread, ev.is_write(), a)
-            }
+            Pairs::All { log, .. } => log.push(ev.var(), ev.thread, ev.is_write(), a),
+            Pairs::GroupedLog { log, .. } => log.push(ls, time, index, ev),
             Pairs::Grouped { shadow, .. } => shadow.push(table, ls, time, index, ev),
         }
     }
