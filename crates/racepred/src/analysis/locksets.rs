@@ -768,18 +768,28 @@ struct Logged {
     site: u32,
 }
 
-/// The last accesses of one (variable, thread, lockset).
-#[derive(Clone, Debug)]
-struct HistClass {
-    ls: LsId,
-    /// Time of the latest access (either kind).
+/// A lockset class of a (variable, thread) in the recency order.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Time of the class's latest access (either kind).
     latest: u32,
-    reads: Vec<Logged>,
-    writes: Vec<Logged>,
+    ls: LsId,
+    class: u32,
 }
 
-/// The sites of one variable and, per thread, its lockset classes (most recent first).
-type HistVar = (Vec<Site>, Vec<Vec<HistClass>>);
+/// The lockset classes of one (variable, thread).
+#[derive(Clone, Debug, Default)]
+struct HistThread {
+    /// Most recent first.
+    order: Vec<Slot>,
+    /// Per class: accesses logged so far, writes and reads.
+    counts: Vec<[u32; 2]>,
+    /// Per class `2 × keep` entries: the ring of its last writes, then of its last reads.
+    logs: Vec<Logged>,
+}
+
+/// The sites of one variable and its threads' classes.
+type HistVar = (Vec<Site>, Vec<HistThread>);
 
 /// The bounded access log of W3PO's `--history N`, for grouped reports: per (variable,
 /// thread, lockset) the last `keep` reads and writes (the same visible accesses as
@@ -837,31 +847,27 @@ impl HistoryLog {
             }
         }
         let t = ev.thread;
-        for (u, classes) in threads.iter().enumerate() {
+        for (u, th) in threads.iter().enumerate() {
             if u == t.index() {
                 continue;
             }
             let u = ThreadId(u as u32);
             let known = clock.map_or(0, |c| c.get(u));
-            for c in classes.iter() {
-                if clock.is_some() && c.latest <= known {
+            for slot in &th.order {
+                if clock.is_some() && slot.latest <= known {
                     break; // this class and the older ones are known
                 }
-                if !table.disjoint(c.ls, ls) {
+                if !table.disjoint(slot.ls, ls) {
                     continue;
                 }
-                for (list, write) in [(&c.writes, true), (&c.reads, false)] {
-                    if !write && !reads {
-                        continue;
-                    }
-                    let list = &list[list.len().saturating_sub(keep)..];
-                    let from = match clock {
-                        Some(_) => list.partition_point(|a| a.time <= known),
-                        None => 0,
-                    };
-                    for a in &list[from..] {
+                let c = slot.class as usize;
+                for kind in 0..if reads { 2 } else { 1 } {
+                    let n = (th.counts[c][kind] as usize).min(keep);
+                    let base = (2 * c + kind) * keep;
+                    let write = kind == 0;
+                    for a in &th.logs[base..base + n] {
                         let s = a.site as usize;
-                        if done[s] {
+                        if done[s] || (clock.is_some() && a.time <= known) {
                             continue;
                         }
                         let loc = sites[s].loc;
@@ -900,34 +906,43 @@ impl HistoryLog {
         let (sites, threads) = &mut self.vars[x];
         let site = site_of(sites, ev) as u32;
         if t >= threads.len() {
-            threads.resize_with(t + 1, Vec::new);
+            threads.resize_with(t + 1, HistThread::default);
         }
-        let classes = &mut threads[t];
+        let th = &mut threads[t];
         // Move the class to the front (most recent first).
-        match classes.iter().position(|c| c.ls == ls) {
-            Some(p) => classes[..=p].rotate_right(1),
-            None => classes.insert(
-                0,
-                HistClass {
-                    ls,
-                    latest: 0,
-                    reads: Vec::new(),
-                    writes: Vec::new(),
-                },
-            ),
-        }
-        let c = &mut classes[0];
-        c.latest = time;
-        let list = if ev.is_write() {
-            &mut c.writes
-        } else {
-            &mut c.reads
+        let class = match th.order.iter().position(|s| s.ls == ls) {
+            Some(p) => {
+                th.order[..=p].rotate_right(1);
+                th.order[0].class
+            }
+            None => {
+                let class = th.counts.len() as u32;
+                th.counts.push([0, 0]);
+                let blank = Logged {
+                    index: 0,
+                    time: 0,
+                    site: 0,
+                };
+                th.logs.resize(th.logs.len() + 2 * keep, blank);
+                th.order.insert(
+                    0,
+                    Slot {
+                        latest: 0,
+                        ls,
+                        class,
+                    },
+                );
+                class
+            }
         };
-        list.push(Logged { index, time, site });
-        // Amortised ring: drop the oldest ones once the list doubles.
-        if list.len() >= 2 * keep + 8 {
-            list.drain(..list.len() - keep);
-        }
+        th.order[0].latest = time;
+        let kind = if ev.is_write() { 0 } else { 1 };
+        let c = class as usize;
+        let n = &mut th.counts[c][kind];
+        let at = (2 * c + kind) * keep + *n as usize % keep;
+        // Past `2 × keep` the count only matters modulo `keep` (and as ≥ keep).
+        *n = if *n as usize >= 2 * keep { *n + 1 - keep as u32 } else { *n + 1 };
+        th.logs[at] = Logged { index, time, site };
     }
 }
 
