@@ -643,6 +643,8 @@ struct Site {
 #[derive(Debug, Default)]
 pub struct Shadow {
     vars: Vec<Vec<Site>>,
+    /// (variable, site) of the access last checked.
+    cur: (usize, usize),
     /// Entries kept (a figure for the report).
     pub entries: usize,
 }
@@ -674,6 +676,7 @@ impl Shadow {
         }
         let sites = &mut self.vars[x];
         let me = site_of(sites, ev);
+        self.cur = (x, me);
         let t = ev.thread;
         for s in 0..sites.len() {
             let site = &sites[s];
@@ -725,11 +728,31 @@ impl Shadow {
             self.vars.resize_with(x + 1, Vec::new);
         }
         let sites = &mut self.vars[x];
-        let me = site_of(sites, ev);
+        // The site `check` just found (same access), else a lookup.
+        let me = match self.cur {
+            (y, me)
+                if y == x
+                    && sites
+                        .get(me)
+                        .is_some_and(|s| s.loc == ev.loc && s.write == ev.is_write()) =>
+            {
+                me
+            }
+            _ => site_of(sites, ev),
+        };
         let entries = &mut sites[me].entries;
         let before = entries.len();
         let t = ev.thread;
-        entries.retain(|e| e.thread != t || !table.subset(ls, e.ls));
+        // Order does not matter (`check` takes the latest by index): swap-remove.
+        let mut i = 0;
+        while i < entries.len() {
+            let e = &entries[i];
+            if e.thread == t && table.subset(ls, e.ls) {
+                entries.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
         entries.push(ShadowEntry {
             thread: t,
             ls,
