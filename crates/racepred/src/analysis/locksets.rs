@@ -611,7 +611,6 @@ impl GroupSink {
 /// access of the thread (at the same location, of the same kind) dominates.
 #[derive(Clone, Copy, Debug)]
 struct ShadowEntry {
-    thread: ThreadId,
     ls: LsId,
     time: u32,
     index: u64,
@@ -622,7 +621,8 @@ struct ShadowEntry {
 struct Site {
     loc: LocId,
     write: bool,
-    entries: Vec<ShadowEntry>,
+    /// Per thread.
+    entries: Vec<Vec<ShadowEntry>>,
     /// Per earlier site of the variable (by position): the group of (that site, this one),
     /// `u32::MAX` until known.
     groups: Vec<u32>,
@@ -691,20 +691,26 @@ impl Shadow {
             // The latest racing entry while the group's first instance may still change
             // (found now), else any one.
             let any = known != u32::MAX && !sink.open(known, index);
-            let mut best: Option<&ShadowEntry> = None;
-            for e in &site.entries {
-                if e.thread != t
-                    && clock.is_none_or(|c| e.time > c.get(e.thread))
-                    && table.disjoint(e.ls, ls)
-                    && best.is_none_or(|b| e.index > b.index)
-                {
-                    best = Some(e);
-                    if any {
-                        break;
+            let mut best: Option<(ThreadId, &ShadowEntry)> = None;
+            'threads: for (u, list) in site.entries.iter().enumerate() {
+                if u == t.index() {
+                    continue;
+                }
+                let u = ThreadId(u as u32);
+                let known = clock.map_or(0, |c| c.get(u));
+                for e in list {
+                    if (clock.is_none() || e.time > known)
+                        && table.disjoint(e.ls, ls)
+                        && best.is_none_or(|b| e.index > b.1.index)
+                    {
+                        best = Some((u, e));
+                        if any {
+                            break 'threads;
+                        }
                     }
                 }
             }
-            let Some(&e) = best else { continue };
+            let Some((eu, &e)) = best else { continue };
             let (loc, write) = (site.loc, site.write);
             let g = if known == u32::MAX {
                 let g = sink.group_of(loc, write, ev);
@@ -714,7 +720,7 @@ impl Shadow {
                 known
             };
             let op = if write { Op::Write } else { Op::Read };
-            let first = Event::new(e.thread, op, ev.target, loc);
+            let first = Event::new(eu, op, ev.target, loc);
             sink.hit(g, e.index, first, index, ev);
         }
     }
@@ -740,25 +746,23 @@ impl Shadow {
             }
             _ => site_of(sites, ev),
         };
-        let entries = &mut sites[me].entries;
+        let t = ev.thread.index();
+        let site = &mut sites[me];
+        if t >= site.entries.len() {
+            site.entries.resize_with(t + 1, Vec::new);
+        }
+        let entries = &mut site.entries[t];
         let before = entries.len();
-        let t = ev.thread;
         // Order does not matter (`check` takes the latest by index): swap-remove.
         let mut i = 0;
         while i < entries.len() {
-            let e = &entries[i];
-            if e.thread == t && table.subset(ls, e.ls) {
+            if table.subset(ls, entries[i].ls) {
                 entries.swap_remove(i);
             } else {
                 i += 1;
             }
         }
-        entries.push(ShadowEntry {
-            thread: t,
-            ls,
-            time,
-            index,
-        });
+        entries.push(ShadowEntry { ls, time, index });
         self.entries = self.entries + entries.len() - before;
     }
 }
