@@ -698,15 +698,20 @@ impl Shadow {
                 }
                 let u = ThreadId(u as u32);
                 let known = clock.map_or(0, |c| c.get(u));
-                for e in list {
-                    if (clock.is_none() || e.time > known)
-                        && table.disjoint(e.ls, ls)
-                        && best.is_none_or(|b| e.index > b.1.index)
-                    {
-                        best = Some((u, e));
+                // Newest first: the first racing entry is the thread's latest, and the
+                // first known one ends the thread (the older ones are known too).
+                for e in list.iter().rev() {
+                    if clock.is_some() && e.time <= known {
+                        break;
+                    }
+                    if table.disjoint(e.ls, ls) {
+                        if best.is_none_or(|b| e.index > b.1.index) {
+                            best = Some((u, e));
+                        }
                         if any {
                             break 'threads;
                         }
+                        break;
                     }
                 }
             }
@@ -753,15 +758,8 @@ impl Shadow {
         }
         let entries = &mut site.entries[t];
         let before = entries.len();
-        // Order does not matter (`check` takes the latest by index): swap-remove.
-        let mut i = 0;
-        while i < entries.len() {
-            if table.subset(ls, entries[i].ls) {
-                entries.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        // Kept in time order (`check` scans newest first).
+        entries.retain(|e| !table.subset(ls, e.ls));
         entries.push(ShadowEntry { ls, time, index });
         self.entries = self.entries + entries.len() - before;
     }
