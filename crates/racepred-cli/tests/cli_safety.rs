@@ -420,11 +420,7 @@ fn lockset_family_groups_unless_all_pairs() {
     let t = d.join("t.std");
     // T1 writes x twice at location 7, T0 reads it twice at 9: 4 lockset pairs, 2 racing
     // reads (w3po: the write-read dependency pair (1, 2) only).
-    std::fs::write(
-        &t,
-        "T1|w(x)|7\nT1|w(x)|7\nT0|r(x)|9\nT0|r(x)|9\n",
-    )
-    .unwrap();
+    std::fs::write(&t, "T1|w(x)|7\nT1|w(x)|7\nT0|r(x)|9\nT0|r(x)|9\n").unwrap();
     for a in ["lockset", "tsan-hybrid", "w3po"] {
         let (code, grouped, err) = run(bin().args(["analyze", "-a", a]).arg(&t));
         assert_eq!(code, 1, "{a}: {err}");

@@ -656,8 +656,7 @@ impl Shadow {
 
     /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`,
     /// clock `clock`, every access when `None`) with the earlier accesses of its variable:
-    /// writes, and reads when `reads` is set. Then, if `time` is given, logs `ev` at that
-    /// local time.
+    /// writes, and reads when `reads` is set ([`Shadow::push`] logs it afterwards).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn check(
@@ -966,7 +965,11 @@ impl HistoryLog {
         let n = &mut th.counts[c][kind];
         let at = (2 * c + kind) * keep + *n as usize % keep;
         // Past `2 × keep` the count only matters modulo `keep` (and as ≥ keep).
-        *n = if *n as usize >= 2 * keep { *n + 1 - keep as u32 } else { *n + 1 };
+        *n = if *n as usize >= 2 * keep {
+            *n + 1 - keep as u32
+        } else {
+            *n + 1
+        };
         th.logs[at] = Logged { index, time, site };
     }
 }
@@ -1062,9 +1065,10 @@ impl Pairs {
             Pairs::All { sink, .. } => sink.into_report(report),
             Pairs::Grouped { shadow, sink } => {
                 sink.into_report(report);
-                report
-                    .extra
-                    .insert("shadow_entries".into(), serde_json::Value::from(shadow.entries));
+                report.extra.insert(
+                    "shadow_entries".into(),
+                    serde_json::Value::from(shadow.entries),
+                );
             }
             Pairs::GroupedLog { sink, .. } => sink.into_report(report),
         }

@@ -118,7 +118,11 @@ pub fn write_report<W: Write + ?Sized>(
                 PairKind::WriteWrite.name(),
                 PairKind::WriteRead.name(),
                 PairKind::ReadWrite.name(),
-                plural(r.racing_accesses() as usize, "racing access", "racing accesses"),
+                plural(
+                    r.racing_accesses() as usize,
+                    "racing access",
+                    "racing accesses"
+                ),
             )?;
         } else {
             writeln!(
