@@ -156,8 +156,9 @@ pub struct AnalyzeArgs {
     /// `racepred replay TRACE FILE` checks one).
     #[arg(long, value_name = "DIR")]
     pub witness: Option<PathBuf>,
-    /// mcm/recipe/recipe-alt: ask about every candidate pair, not only until each location
-    /// pair has a race.
+    /// lockset/tsan-hybrid/w3po: list every race pair instead of one per location pair
+    /// (time and memory then grow with the pairs); mcm/recipe/recipe-alt: ask about every
+    /// candidate pair, not only until each location pair has a race.
     #[arg(long)]
     pub all_pairs: bool,
 }

@@ -48,11 +48,21 @@ pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
     ("query_timeout", "--query-timeout", SMT),
     ("budget", "--budget", SMT),
     ("witness", "--witness", SMT),
-    ("all_pairs", "--all-pairs", SMT),
+    ("all_pairs", "--all-pairs", ALL_PAIRS),
 ];
 
 /// The SMT predictors (`racepred-smt`).
 const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
+
+/// The analyses that group pairs by location pair unless `--all-pairs` is given.
+const ALL_PAIRS: &[&str] = &[
+    "lockset",
+    "tsan-hybrid",
+    "w3po",
+    "mcm",
+    "recipe",
+    "recipe-alt",
+];
 
 /// True if the user gave argument `id` (not a default).
 pub fn given(m: &ArgMatches, id: &str) -> bool {

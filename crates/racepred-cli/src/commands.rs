@@ -532,6 +532,7 @@ fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
         },
         streaming: a.streaming,
         history: a.history,
+        all_pairs: a.all_pairs,
         rate: a.rate,
         period: a.period,
         seed: a.seed,

@@ -167,6 +167,7 @@ fn options_of_another_analysis_are_refused_with_its_name() {
         (vec!["-a", "hb", "--ignore-global", "x"], "rdit"),
         (vec!["-a", "wcp", "--clock", "tree"], "hb, fasttrack"),
         (vec!["-a", "w3po", "--clock", "tree"], "hb, fasttrack"),
+        (vec!["-a", "hb", "--all-pairs"], "lockset, tsan-hybrid"),
     ] {
         let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -182,6 +183,8 @@ fn options_of_another_analysis_are_refused_with_its_name() {
         vec!["-a", "shbp", "--streaming"],
         vec!["-a", "hb,w3po", "--history", "3", "--clock", "tree"],
         vec!["-a", "rdit", "--conservative"],
+        vec!["-a", "lockset,tsan-hybrid", "--all-pairs"],
+        vec!["-a", "w3po", "--history", "2", "--all-pairs"],
     ] {
         let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
         assert_eq!(code, 1, "{args:?}: {err}");
@@ -406,5 +409,30 @@ fn empty_compressed_files_nul_bytes_and_bad_thread_ids_are_not_well_formed() {
         );
         let (code, _, err) = run(bin().args(["analyze", "-a", "hb"]).arg(&p));
         assert_eq!(code, 2, "{name}: {err}");
+    }
+}
+
+/// The lockset family groups pairs by location pair unless `--all-pairs`: the same location
+/// pairs and first instances either way; grouped counts are racing accesses.
+#[test]
+fn lockset_family_groups_unless_all_pairs() {
+    let d = dir("grouped");
+    let t = d.join("t.std");
+    // T1 writes x twice at location 7, T0 reads it twice at 9: 4 lockset pairs, 2 racing
+    // reads (w3po: the write-read dependency pair (1, 2) only).
+    std::fs::write(&t, "T1|w(x)|7\nT1|w(x)|7\nT0|r(x)|9\nT0|r(x)|9\n").unwrap();
+    for a in ["lockset", "tsan-hybrid", "w3po"] {
+        let (code, grouped, err) = run(bin().args(["analyze", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        let (code, all, err) = run(bin().args(["analyze", "--all-pairs", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        assert!(grouped.contains("1 location pair"), "{a}: {grouped}");
+        assert!(grouped.contains("racing access"), "{a}: {grouped}");
+        assert!(all.contains("at 1 location pair"), "{a}: {all}");
+        assert!(!all.contains("racing access"), "{a}: {all}");
+        // The first instance: the earliest second event, then the latest first event.
+        let first = "(first: event 1 in T1, event 2 in T0)";
+        assert!(grouped.contains(first), "{a}: {grouped}");
+        assert!(all.contains(first), "{a}: {all}");
     }
 }

@@ -233,6 +233,21 @@ fn check_file(path: &Path, tally: &mut Tally) {
                     .push(format!("{at}: unknown analysis `{base}`"));
                 continue;
             };
+            // Pair expectations are every pair (`--all-pairs`, read only by the analyses that
+            // group pairs by location pair by default); their default, grouped report must
+            // be that report grouped by location pair.
+            let opts = AnalysisOptions {
+                all_pairs: true,
+                ..opts
+            };
+            let grouped = create(
+                kind,
+                &AnalysisOptions {
+                    all_pairs: false,
+                    ..opts.clone()
+                },
+            )
+            .map(|a| run_one(&trace, a));
             let analysis = match create(kind, &opts) {
                 Ok(a) => a,
                 Err(e) => {
@@ -244,6 +259,19 @@ fn check_file(path: &Path, tally: &mut Tally) {
                 }
             };
             let report = run_one(&trace, analysis);
+            if let Ok(g) = &grouped {
+                if g.is_grouped() || report.pairs.is_empty() {
+                    let e = report.grouped();
+                    if (&g.pairs, &g.group_counts) != (&e.pairs, &e.group_counts) {
+                        tally.failures.push(format!(
+                            "{at}: {name}: grouped report {:?} is not the exhaustive one \
+                             grouped {:?}",
+                            g.pair_set(),
+                            e.pair_set()
+                        ));
+                    }
+                }
+            }
             match report.kind {
                 ReportKind::Pairs => check_pairs(&exp, &report.pair_set()),
                 ReportKind::RacyEvents => check_events(&exp, &report.racy_set()),

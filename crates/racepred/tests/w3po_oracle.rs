@@ -6,10 +6,40 @@ use proptest::prelude::*;
 use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
-use racepred::trace::{Event, Trace};
+use racepred::report::PairKind;
+use racepred::trace::{Event, LocId, Trace};
+use std::collections::BTreeSet;
 
 fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
     analysis::run_one(trace, a)
+}
+
+/// The trace with its events' locations replaced by `locs` (cycled).
+fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
+    let mut events = t.events.clone();
+    for (i, ev) in events.iter_mut().enumerate() {
+        ev.loc = LocId(locs[i % locs.len()] as u32);
+    }
+    Trace::from_events(events)
+}
+
+/// The (first location, second location, kind) of each pair.
+fn loc_pairs(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<(u32, u32, PairKind)> {
+    pairs
+        .iter()
+        .map(|&(a, b)| {
+            let (e, f) = (&t.events[a as usize], &t.events[b as usize]);
+            (e.loc.0, f.loc.0, PairKind::of(e, f))
+        })
+        .collect()
+}
+
+/// The location pairs of a report.
+fn report_loc_pairs(r: &racepred::report::RaceReport) -> BTreeSet<(u32, u32, PairKind)> {
+    r.pairs
+        .iter()
+        .map(|p| (p.first_event.loc.0, p.second_event.loc.0, p.kind))
+        .collect()
 }
 
 fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
@@ -24,8 +54,27 @@ proptest! {
     fn lockset_and_tsan_contain_predictable(a in actions(20), threads in 2u32..5) {
         let t = from_actions(threads, 2, 2, &a);
         let o = analyze(&t, &OracleConfig::default()).unwrap();
-        prop_assert!(o.predictable.is_subset(&run(&t, Box::new(Lockset::new())).pair_set()));
-        prop_assert!(o.predictable.is_subset(&run(&t, Box::new(TsanHybrid::new())).pair_set()));
+        prop_assert!(o.predictable.is_subset(&run(&t, Box::new(Lockset::all_pairs())).pair_set()));
+        prop_assert!(o.predictable.is_subset(&run(&t, Box::new(TsanHybrid::all_pairs())).pair_set()));
+    }
+
+    /// The same promise for the default, grouped reports, by location pair: every location
+    /// pair of a predictable pair is reported (traces with few locations, so that groups
+    /// hold several pairs).
+    #[test]
+    fn grouped_contain_predictable_location_pairs(
+        a in actions(20),
+        threads in 2u32..5,
+        locs in proptest::collection::vec(0u8..4, 1..6),
+    ) {
+        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let o = analyze(&t, &OracleConfig::default()).unwrap();
+        let predictable = loc_pairs(&t, &o.predictable);
+        prop_assert!(predictable.is_subset(&report_loc_pairs(&run(&t, Box::new(Lockset::new())))));
+        prop_assert!(predictable.is_subset(&report_loc_pairs(&run(&t, Box::new(TsanHybrid::new())))));
+        let adjacent = loc_pairs(&t, &o.adjacent);
+        let w = report_loc_pairs(&run(&t, Box::new(w3po::W3po::new(None))));
+        prop_assert!(adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", adjacent, w);
     }
 
     /// Prop. 4.5: complete mode reports every adjacent pair.

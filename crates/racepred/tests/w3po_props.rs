@@ -11,8 +11,8 @@ use std::collections::{BTreeSet, HashSet};
 use proptest::prelude::*;
 use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
-use racepred::report::RaceReport;
-use racepred::trace::{Event, Op, Trace};
+use racepred::report::{PairKind, RaceReport};
+use racepred::trace::{Event, LocId, Op, Trace};
 
 type Pairs = BTreeSet<(u64, u64)>;
 
@@ -550,13 +550,13 @@ proptest! {
     #[test]
     fn lockset_pairs_match_definition(a in actions(24)) {
         let t = trace(3, &a);
-        prop_assert_eq!(run(&t, Box::new(Lockset::new())).pair_set(), brute_lockset(&info(&t)));
+        prop_assert_eq!(run(&t, Box::new(Lockset::all_pairs())).pair_set(), brute_lockset(&info(&t)));
     }
 
     #[test]
     fn tsan_hybrid_pairs_match_definition(a in actions(24)) {
         let t = trace(3, &a);
-        prop_assert_eq!(run(&t, Box::new(TsanHybrid::new())).pair_set(), brute_tsan(&info(&t)));
+        prop_assert_eq!(run(&t, Box::new(TsanHybrid::all_pairs())).pair_set(), brute_tsan(&info(&t)));
     }
 
     #[test]
@@ -585,6 +585,105 @@ proptest! {
     }
 }
 
+/// The trace with its events' locations replaced by `locs` (cycled): few locations, so
+/// that location groups hold several pairs and distinct variables share locations.
+fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
+    let mut events = t.events.clone();
+    for (i, ev) in events.iter_mut().enumerate() {
+        ev.loc = LocId(locs[i % locs.len()] as u32);
+    }
+    Trace::from_events(events)
+}
+
+/// A grouped report as comparable data: per group (first instance (first, second), its
+/// locations and kind, count), sorted.
+fn groups(r: &RaceReport) -> Vec<((u64, u64), (u32, u32, PairKind), u64)> {
+    assert!(r.is_grouped() || r.pairs.is_empty());
+    let mut v: Vec<_> = r
+        .pairs
+        .iter()
+        .zip(&r.group_counts)
+        .map(|(p, &c)| {
+            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            ((p.first, p.second), key, c)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The (first location, second location, kind) of each pair of `pairs`.
+fn loc_pairs(t: &Trace, pairs: &Pairs) -> BTreeSet<(u32, u32, PairKind)> {
+    pairs
+        .iter()
+        .map(|&(a, b)| {
+            let (e, f) = (&t.events[a as usize], &t.events[b as usize]);
+            (e.loc.0, f.loc.0, PairKind::of(e, f))
+        })
+        .collect()
+}
+
+/// The location pairs of a grouped report.
+fn report_loc_pairs(r: &RaceReport) -> BTreeSet<(u32, u32, PairKind)> {
+    groups(r).into_iter().map(|g| g.1).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The default, grouped mode (bounded shadow) reports exactly the exhaustive report
+    /// grouped by location pair: the same groups, the same first instances (earliest
+    /// second event, then latest first event) and the same counts (racing accesses).
+    #[test]
+    fn grouped_equals_exhaustive_grouped(
+        a in actions(40),
+        threads in 2u32..5,
+        locs in proptest::collection::vec(0u8..4, 1..6),
+        h in 0usize..3,
+    ) {
+        let t = with_locs(&from_actions(threads, 3, 2, &a), &locs);
+        let cases: [(Box<dyn Analysis>, Box<dyn Analysis>); 4] = [
+            (Box::new(Lockset::new()), Box::new(Lockset::all_pairs())),
+            (Box::new(TsanHybrid::new()), Box::new(TsanHybrid::all_pairs())),
+            (Box::new(w3po::W3po::new(None)), Box::new(w3po::W3po::with_mode(None, true))),
+            (Box::new(w3po::W3po::new(Some(h))), Box::new(w3po::W3po::with_mode(Some(h), true))),
+        ];
+        for (grouped, all) in cases {
+            let name = grouped.name();
+            let g = run(&t, grouped);
+            let e = run(&t, all);
+            prop_assert!(!e.is_grouped());
+            prop_assert_eq!(groups(&g), groups(&e.grouped()), "{}", name);
+            prop_assert_eq!(g.racy_set(), e.racy_set(), "{}", name);
+            // Every location pair of the exhaustive report, and no other.
+            prop_assert_eq!(report_loc_pairs(&g), loc_pairs(&t, &e.pair_set()), "{}", name);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// The claims of `search_claims` for the default, grouped reports, by location pair.
+    #[test]
+    fn search_claims_by_location_pair(
+        a in actions(20),
+        threads in 2u32..4,
+        locs in proptest::collection::vec(0u8..4, 1..6),
+    ) {
+        let t = with_locs(&trace(threads, &a), &locs);
+        let all = search(&t, false);
+        let predictable = loc_pairs(&t, &all.predictable);
+        let lockset = report_loc_pairs(&run(&t, Box::new(Lockset::new())));
+        prop_assert!(predictable.is_subset(&lockset));
+        let tsan = report_loc_pairs(&run(&t, Box::new(TsanHybrid::new())));
+        prop_assert!(predictable.is_subset(&tsan));
+        let w = report_loc_pairs(&run(&t, Box::new(w3po::W3po::new(None))));
+        let adjacent = loc_pairs(&t, &all.adjacent);
+        prop_assert!(adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", adjacent, w);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
@@ -594,9 +693,9 @@ proptest! {
         let all = search(&t, false);
         let ts = search(&t, true);
         // Lockset completeness.
-        let lockset = run(&t, Box::new(Lockset::new())).pair_set();
+        let lockset = run(&t, Box::new(Lockset::all_pairs())).pair_set();
         prop_assert!(all.predictable.is_subset(&lockset));
-        let tsan = run(&t, Box::new(TsanHybrid::new())).pair_set();
+        let tsan = run(&t, Box::new(TsanHybrid::all_pairs())).pair_set();
         prop_assert!(all.predictable.is_subset(&tsan));
         // Prop. 4.5 (adjacent notion).
         let w = w3po::pairs(&t, None);

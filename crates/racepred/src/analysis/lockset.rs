@@ -14,8 +14,11 @@
 //!   variable, at least one write) whose locksets are disjoint. No ordering is used at all,
 //!   so every predictable race pair (SPEC §2, both the standard and the adjacent notion) is
 //!   among them (lockset completeness): two accesses holding a common lock cannot be
-//!   enabled together. Unsound in general. At most `PAIR_LIMIT` pairs are listed; `extra`
-//!   `pairs_total` has the exact count.
+//!   enabled together. Unsound in general. By default grouped by location pair (one pair per
+//!   location pair, its first instance, with the number of racing accesses: see
+//!   `locksets::Shadow`), in time and memory linear in the events; with `--all-pairs`
+//!   (`Lockset::all_pairs`) every pair, at most `PAIR_LIMIT` listed, `extra` `pairs_total`
+//!   the exact count, in time linear in the pairs.
 //! - `racy_events`: Eraser's discipline violations — each access that leaves its variable in
 //!   the shared-modified state with an empty candidate lockset. `extra` has
 //!   `eraser_violating_vars` (variables with at least one violation) and
@@ -25,7 +28,7 @@
 //! fork/join and sig/wait (Eraser has no happens-before). Re-entrant acquires nest; releases
 //! need not be LIFO.
 
-use super::locksets::{Access, AccessLog, Holdings, LocksetTable, LsId, PairSink};
+use super::locksets::{Holdings, LocksetTable, LsId, Pairs};
 use super::{Analysis, Side};
 use crate::report::{RaceReport, RacyEvent, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
@@ -47,8 +50,7 @@ pub enum EraserState {
 /// Eraser plus lockset pairs.
 pub struct Lockset {
     hold: Holdings,
-    log: AccessLog,
-    sink: PairSink,
+    pairs: Pairs,
     state: Vec<EraserState>,
     violated: Vec<bool>,
     violations: Vec<RacyEvent>,
@@ -61,11 +63,21 @@ impl Default for Lockset {
 }
 
 impl Lockset {
+    /// Pairs grouped by location pair (the default).
     pub fn new() -> Lockset {
+        Lockset::with_mode(false)
+    }
+
+    /// Every pair (`--all-pairs`): time and memory grow with the pairs.
+    pub fn all_pairs() -> Lockset {
+        Lockset::with_mode(true)
+    }
+
+    /// `all`: every pair; otherwise grouped by location pair.
+    pub fn with_mode(all: bool) -> Lockset {
         Lockset {
             hold: Holdings::new(),
-            log: AccessLog::new(None),
-            sink: PairSink::default(),
+            pairs: Pairs::new(all, None),
             state: Vec::new(),
             violated: Vec::new(),
             violations: Vec::new(),
@@ -118,16 +130,9 @@ impl Analysis for Lockset {
             }
             Op::Read | Op::Write => {
                 let ls = self.hold.lockset(ev.thread);
-                let (x, t, w) = (ev.var(), ev.thread, ev.is_write());
-                self.log
-                    .pairs_into(&mut self.sink, &self.hold.table, ls, None, w, index, ev);
-                let a = Access {
-                    index,
-                    time: 0,
-                    ls,
-                    loc: ev.loc,
-                };
-                self.log.push(x, t, w, a);
+                let (table, w) = (&self.hold.table, ev.is_write());
+                self.pairs.check(table, ls, None, w, index, ev);
+                self.pairs.push(table, ls, 0, index, ev);
                 self.eraser(index, ev, ls);
             }
             Op::Fork
@@ -154,7 +159,7 @@ impl Analysis for Lockset {
 #[inline(never)]
 fn build_report(a: &mut Lockset) -> RaceReport {
     let mut r = RaceReport::new("lockset", ReportKind::Pairs);
-    a.sink.into_report(&mut r);
+    a.pairs.into_report(&mut r);
     r.racy_events = std::mem::take(&mut a.violations);
     r.normalize();
     let vars = a.violated.iter().filter(|&&v| v).count();
@@ -181,7 +186,7 @@ mod tests {
 
     fn run(events: Vec<Event>) -> RaceReport {
         let t = Trace::from_events(events);
-        crate::analysis::run_one(&t, Box::new(Lockset::new()))
+        crate::analysis::run_one(&t, Box::new(Lockset::all_pairs()))
     }
 
     #[test]

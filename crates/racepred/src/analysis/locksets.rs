@@ -11,11 +11,17 @@
 //!   replaced events"); it enumerates the earlier accesses a new access may race with.
 //! - [`PairSink`]: collects race pairs up to [`PAIR_LIMIT`] and counts all of them, so that
 //!   a trace with 10^9 lockset pairs still finishes with an exact count.
+//! - [`Shadow`] and [`GroupSink`]: the default, grouped mode. Per (variable, location,
+//!   kind, thread) the shadow keeps only the accesses no later access of that thread
+//!   dominates (a later access with a subset of its lockset races with everything it races
+//!   with), and the sink keeps one entry per location pair: its first instance and the
+//!   number of racing accesses. Cost per access: the shadow entries of the variable, not the
+//!   pairs. [`Pairs`] picks the mode.
 
 use rustc_hash::FxHashMap;
 
 use crate::clock::VectorClock;
-use crate::report::{RacePair, RaceReport};
+use crate::report::{PairKind, RacePair, RaceReport};
 use crate::trace::{Event, LocId, LockId, Op, ThreadId, VarId};
 
 /// Lockset id: index into a [`LocksetTable`].
@@ -130,6 +136,21 @@ impl LocksetTable {
             }
         }
         true
+    }
+
+    /// `a ⊆ b`.
+    #[inline]
+    pub fn subset(&self, a: LsId, b: LsId) -> bool {
+        if a == b || a == Self::EMPTY {
+            return true;
+        }
+        if self.masks[a as usize] & !self.masks[b as usize] != 0 {
+            return false;
+        }
+        let y = &self.sets[b as usize];
+        self.sets[a as usize]
+            .iter()
+            .all(|l| y.binary_search(l).is_ok())
     }
 
     /// `a ∩ b`.
@@ -482,6 +503,574 @@ impl PairSink {
                 report.pairs.len(),
                 self.total
             ));
+        }
+    }
+}
+
+/// Race pairs grouped by location pair: per group (first location, second location, kind)
+/// its first instance — earliest second event, then latest first event (as
+/// [`RaceReport::location_groups`] defines it) — and its number of racing accesses
+/// (distinct second events).
+#[derive(Debug, Default)]
+pub struct GroupSink {
+    groups: Vec<GroupAcc>,
+    index: FxHashMap<(u32, u32, PairKind), u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct GroupAcc {
+    pair: RacePair,
+    count: u64,
+    /// The second event counted last (a second event counts once per group).
+    last: u64,
+}
+
+impl GroupSink {
+    /// The group of (a `first_write` access at `first_loc`, `second`), created if new.
+    #[inline]
+    pub fn group_of(&mut self, first_loc: LocId, first_write: bool, second: &Event) -> u32 {
+        let kind = match (first_write, second.is_write()) {
+            (true, true) => PairKind::WriteWrite,
+            (true, false) => PairKind::WriteRead,
+            (false, _) => PairKind::ReadWrite,
+        };
+        let key = (first_loc.0, second.loc.0, kind);
+        if let Some(&g) = self.index.get(&key) {
+            return g;
+        }
+        self.new_group(key)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_group(&mut self, key: (u32, u32, PairKind)) -> u32 {
+        let g = self.groups.len() as u32;
+        self.groups.push(GroupAcc {
+            pair: RacePair::new(0, Event::write(0, 0), 1, Event::write(0, 0)), // set by the first hit
+            count: 0,
+            last: u64::MAX,
+        });
+        self.index.insert(key, g);
+        g
+    }
+
+    /// True if group `g` has counted the second event `second` already and its first
+    /// instance cannot change any more (it was found before `second`).
+    #[inline]
+    pub fn settled(&self, g: u32, second: u64) -> bool {
+        let a = &self.groups[g as usize];
+        a.last == second && a.pair.second != second
+    }
+
+    /// True if group `g`'s first instance is not found yet or is found at `second` (then a
+    /// later first event replaces it).
+    #[inline]
+    pub fn open(&self, g: u32, second: u64) -> bool {
+        let a = &self.groups[g as usize];
+        a.count == 0 || a.pair.second == second
+    }
+
+    /// Records the pair (`first`, `second`) of group `g`.
+    #[inline]
+    pub fn hit(&mut self, g: u32, first: u64, first_event: Event, second: u64, ev: &Event) {
+        let a = &mut self.groups[g as usize];
+        if a.last == second {
+            // Counted; at its discovery the latest first event is the first instance.
+            if a.pair.second == second && first > a.pair.first {
+                a.pair = RacePair::new(first, first_event, second, *ev);
+            }
+            return;
+        }
+        if a.count == 0 {
+            a.pair = RacePair::new(first, first_event, second, *ev);
+        }
+        a.count += 1;
+        a.last = second;
+    }
+
+    /// Moves the groups into `report` (grouped: one pair per group, with its count).
+    #[cold]
+    #[inline(never)]
+    pub fn into_report(&mut self, report: &mut RaceReport) {
+        let groups = std::mem::take(&mut self.groups);
+        (report.pairs, report.group_counts) = groups
+            .into_iter()
+            .filter(|a| a.count > 0)
+            .map(|a| (a.pair, a.count))
+            .unzip();
+        report.normalize();
+        report.notes.push(
+            "grouped by location pair: each line counts the racing accesses (second events) \
+             of its location pair and shows its first instance; --all-pairs lists every pair"
+                .into(),
+        );
+    }
+}
+
+/// One shadow entry: the latest access of a thread with a given lockset that no later
+/// access of the thread (at the same location, of the same kind) dominates.
+#[derive(Clone, Copy, Debug)]
+struct ShadowEntry {
+    ls: LsId,
+    time: u32,
+    index: u64,
+}
+
+/// The accesses of one variable at one (location, kind).
+#[derive(Clone, Debug)]
+struct Site {
+    loc: LocId,
+    write: bool,
+    /// Per thread.
+    entries: Vec<Vec<ShadowEntry>>,
+    /// Per earlier site of the variable (by position): the group of (that site, this one),
+    /// `u32::MAX` until known.
+    groups: Vec<u32>,
+}
+
+/// Bounded shadow memory for grouped pair reports.
+///
+/// An access `e` of thread `u` races with a later access `f` of thread `t` (for the
+/// analyses of this family) iff `u ≠ t`, one is a write, their locksets are disjoint and
+/// `e` is unknown to `f` (its time exceeds `f`'s clock entry for `u`; no clock for
+/// `lockset`). If a later access `e'` of `u` at the same (location, kind) has a lockset
+/// `⊆ LS(e)`, it races with every access `e` races with (it is later, so unknown whenever
+/// `e` is; its lockset is smaller), and it is the later one. So per (variable, location,
+/// kind, thread) only the undominated accesses are kept, and every location pair that has a
+/// racing instance at some second event `f` is found at `f`, with the latest racing first
+/// event — exactly the groups, first instances and racing-access counts of the exhaustive
+/// report grouped by location pair.
+#[derive(Debug, Default)]
+pub struct Shadow {
+    vars: Vec<Vec<Site>>,
+    /// (variable, site) of the access last checked.
+    cur: (usize, usize),
+    /// Entries kept (a figure for the report).
+    pub entries: usize,
+}
+
+impl Shadow {
+    pub fn new() -> Shadow {
+        Shadow::default()
+    }
+
+    /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`,
+    /// clock `clock`, every access when `None`) with the earlier accesses of its variable:
+    /// writes, and reads when `reads` is set ([`Shadow::push`] logs it afterwards).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        let x = ev.var().index();
+        if x >= self.vars.len() {
+            self.vars.resize_with(x + 1, Vec::new);
+        }
+        let sites = &mut self.vars[x];
+        let me = site_of(sites, ev);
+        self.cur = (x, me);
+        let t = ev.thread;
+        for s in 0..sites.len() {
+            let site = &sites[s];
+            if !site.write && !reads {
+                continue;
+            }
+            let known = sites[me].groups[s];
+            let settled = known != u32::MAX && sink.settled(known, index);
+            if settled {
+                continue;
+            }
+            // The latest racing entry while the group's first instance may still change
+            // (found now), else any one.
+            let any = known != u32::MAX && !sink.open(known, index);
+            let mut best: Option<(ThreadId, &ShadowEntry)> = None;
+            'threads: for (u, list) in site.entries.iter().enumerate() {
+                if u == t.index() {
+                    continue;
+                }
+                let u = ThreadId(u as u32);
+                let known = clock.map_or(0, |c| c.get(u));
+                // Newest first: the first racing entry is the thread's latest, and the
+                // first known one ends the thread (the older ones are known too).
+                for e in list.iter().rev() {
+                    if clock.is_some() && e.time <= known {
+                        break;
+                    }
+                    if table.disjoint(e.ls, ls) {
+                        if best.is_none_or(|b| e.index > b.1.index) {
+                            best = Some((u, e));
+                        }
+                        if any {
+                            break 'threads;
+                        }
+                        break;
+                    }
+                }
+            }
+            let Some((eu, &e)) = best else { continue };
+            let (loc, write) = (site.loc, site.write);
+            let g = if known == u32::MAX {
+                let g = sink.group_of(loc, write, ev);
+                sites[me].groups[s] = g;
+                g
+            } else {
+                known
+            };
+            let op = if write { Op::Write } else { Op::Read };
+            let first = Event::new(eu, op, ev.target, loc);
+            sink.hit(g, e.index, first, index, ev);
+        }
+    }
+
+    /// Logs the access `ev` (lockset `ls`, local time `time`): drops the entries of its
+    /// thread at its site that it dominates (lockset ⊇ `ls`).
+    #[inline]
+    pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
+        let x = ev.var().index();
+        if x >= self.vars.len() {
+            self.vars.resize_with(x + 1, Vec::new);
+        }
+        let sites = &mut self.vars[x];
+        // The site `check` just found (same access), else a lookup.
+        let me = match self.cur {
+            (y, me)
+                if y == x
+                    && sites
+                        .get(me)
+                        .is_some_and(|s| s.loc == ev.loc && s.write == ev.is_write()) =>
+            {
+                me
+            }
+            _ => site_of(sites, ev),
+        };
+        let t = ev.thread.index();
+        let site = &mut sites[me];
+        if t >= site.entries.len() {
+            site.entries.resize_with(t + 1, Vec::new);
+        }
+        let entries = &mut site.entries[t];
+        let before = entries.len();
+        // Kept in time order (`check` scans newest first).
+        entries.retain(|e| !table.subset(ls, e.ls));
+        entries.push(ShadowEntry { ls, time, index });
+        self.entries = self.entries + entries.len() - before;
+    }
+}
+
+/// The position of `ev`'s (location, kind) among `sites`, added if new.
+#[inline]
+fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
+    let (loc, write) = (ev.loc, ev.is_write());
+    if let Some(i) = sites.iter().position(|s| s.loc == loc && s.write == write) {
+        return i;
+    }
+    sites.push(Site {
+        loc,
+        write,
+        entries: Vec::new(),
+        groups: Vec::new(),
+    });
+    let n = sites.len();
+    for s in sites.iter_mut() {
+        s.groups.resize(n, u32::MAX);
+    }
+    n - 1
+}
+
+/// One logged access of a [`HistoryLog`]: its position, local time and site.
+#[derive(Clone, Copy, Debug)]
+struct Logged {
+    index: u64,
+    time: u32,
+    site: u32,
+}
+
+/// A lockset class of a (variable, thread) in the recency order.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Time of the class's latest access (either kind).
+    latest: u32,
+    ls: LsId,
+    class: u32,
+}
+
+/// The lockset classes of one (variable, thread).
+#[derive(Clone, Debug, Default)]
+struct HistThread {
+    /// Most recent first.
+    order: Vec<Slot>,
+    /// Per class: accesses logged so far, writes and reads.
+    counts: Vec<[u32; 2]>,
+    /// Per class `2 × keep` entries: the ring of its last writes, then of its last reads.
+    logs: Vec<Logged>,
+}
+
+/// The sites of one variable and its threads' classes.
+type HistVar = (Vec<Site>, Vec<HistThread>);
+
+/// The bounded access log of W3PO's `--history N`, for grouped reports: per (variable,
+/// thread, lockset) the last `keep` reads and writes (the same visible accesses as
+/// [`AccessLog`] with the same bound). The lockset classes of each (variable, thread) are
+/// kept in order of their latest access, so the first class wholly known to the current
+/// access ends the scan of that thread, and the scan of an access ends once each (location,
+/// kind) site of its variable has its location pair settled for it.
+#[derive(Debug)]
+pub struct HistoryLog {
+    keep: usize,
+    vars: Vec<HistVar>,
+    /// Per site of the current variable: settled for the current access.
+    done: Vec<bool>,
+}
+
+impl HistoryLog {
+    pub fn new(keep: usize) -> HistoryLog {
+        HistoryLog {
+            keep: keep.max(1),
+            vars: Vec::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// As [`Shadow::check`], over the visible accesses.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        let keep = self.keep;
+        let x = ev.var().index();
+        if x >= self.vars.len() {
+            self.vars.resize_with(x + 1, Default::default);
+        }
+        let (sites, threads) = &mut self.vars[x];
+        let me = site_of(sites, ev);
+        let done = &mut self.done;
+        done.clear();
+        done.resize(sites.len(), false);
+        // Sites that cannot pair (reads, for a read) count as settled.
+        let mut left = 0;
+        for (s, site) in sites.iter().enumerate() {
+            if site.write || reads {
+                left += 1;
+            } else {
+                done[s] = true;
+            }
+        }
+        let t = ev.thread;
+        for (u, th) in threads.iter().enumerate() {
+            if u == t.index() {
+                continue;
+            }
+            let u = ThreadId(u as u32);
+            let known = clock.map_or(0, |c| c.get(u));
+            for slot in &th.order {
+                if clock.is_some() && slot.latest <= known {
+                    break; // this class and the older ones are known
+                }
+                if !table.disjoint(slot.ls, ls) {
+                    continue;
+                }
+                let c = slot.class as usize;
+                for kind in 0..if reads { 2 } else { 1 } {
+                    let n = (th.counts[c][kind] as usize).min(keep);
+                    let base = (2 * c + kind) * keep;
+                    let write = kind == 0;
+                    for a in &th.logs[base..base + n] {
+                        let s = a.site as usize;
+                        if done[s] || (clock.is_some() && a.time <= known) {
+                            continue;
+                        }
+                        let loc = sites[s].loc;
+                        let g = match sites[me].groups[s] {
+                            u32::MAX => {
+                                let g = sink.group_of(loc, write, ev);
+                                sites[me].groups[s] = g;
+                                g
+                            }
+                            g => g,
+                        };
+                        let op = if write { Op::Write } else { Op::Read };
+                        let first = Event::new(u, op, ev.target, loc);
+                        sink.hit(g, a.index, first, index, ev);
+                        if !sink.open(g, index) {
+                            done[s] = true;
+                            left -= 1;
+                            if left == 0 {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Logs the access `ev` with lockset `ls` at local time `time`.
+    #[inline]
+    pub fn push(&mut self, ls: LsId, time: u32, index: u64, ev: &Event) {
+        let keep = self.keep;
+        let (x, t) = (ev.var().index(), ev.thread.index());
+        if x >= self.vars.len() {
+            self.vars.resize_with(x + 1, Default::default);
+        }
+        let (sites, threads) = &mut self.vars[x];
+        let site = site_of(sites, ev) as u32;
+        if t >= threads.len() {
+            threads.resize_with(t + 1, HistThread::default);
+        }
+        let th = &mut threads[t];
+        // Move the class to the front (most recent first).
+        let class = match th.order.iter().position(|s| s.ls == ls) {
+            Some(p) => {
+                th.order[..=p].rotate_right(1);
+                th.order[0].class
+            }
+            None => {
+                let class = th.counts.len() as u32;
+                th.counts.push([0, 0]);
+                let blank = Logged {
+                    index: 0,
+                    time: 0,
+                    site: 0,
+                };
+                th.logs.resize(th.logs.len() + 2 * keep, blank);
+                th.order.insert(
+                    0,
+                    Slot {
+                        latest: 0,
+                        ls,
+                        class,
+                    },
+                );
+                class
+            }
+        };
+        th.order[0].latest = time;
+        let kind = if ev.is_write() { 0 } else { 1 };
+        let c = class as usize;
+        let n = &mut th.counts[c][kind];
+        let at = (2 * c + kind) * keep + *n as usize % keep;
+        // Past `2 × keep` the count only matters modulo `keep` (and as ≥ keep).
+        *n = if *n as usize >= 2 * keep {
+            *n + 1 - keep as u32
+        } else {
+            *n + 1
+        };
+        th.logs[at] = Logged { index, time, site };
+    }
+}
+
+/// How a pair analysis of this family collects its pairs.
+#[derive(Debug)]
+pub enum Pairs {
+    /// Every pair (`--all-pairs`): a log of every access (or of the last ones, W3PO's
+    /// history) and a sink listing pairs up to [`PAIR_LIMIT`].
+    All { log: AccessLog, sink: PairSink },
+    /// Grouped by location pair from the bounded shadow (the default).
+    Grouped { shadow: Shadow, sink: GroupSink },
+    /// Grouped by location pair, enumerating a bounded log (W3PO's `--history N`, whose
+    /// pairs are those of the log's visible accesses).
+    GroupedLog { log: HistoryLog, sink: GroupSink },
+}
+
+impl Pairs {
+    /// `all`: every pair; `keep`: the access log's bound (only with `all` or a history).
+    pub fn new(all: bool, keep: Option<usize>) -> Pairs {
+        match (all, keep) {
+            (true, _) => Pairs::All {
+                log: AccessLog::new(keep),
+                sink: PairSink::default(),
+            },
+            (false, None) => Pairs::Grouped {
+                shadow: Shadow::new(),
+                sink: GroupSink::default(),
+            },
+            (false, Some(k)) => Pairs::GroupedLog {
+                log: HistoryLog::new(k),
+                sink: GroupSink::default(),
+            },
+        }
+    }
+
+    /// The pairs of the current access `ev` with the earlier accesses of its variable
+    /// (writes, and reads when `reads` is set) that are unknown to `clock` (all when `None`)
+    /// and have a lockset disjoint from `ls`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check(
+        &mut self,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        match self {
+            Pairs::All { log, sink } => log.pairs_into(sink, table, ls, clock, reads, index, ev),
+            Pairs::Grouped { shadow, sink } => {
+                shadow.check(sink, table, ls, clock, reads, index, ev)
+            }
+            Pairs::GroupedLog { log, sink } => log.check(sink, table, ls, clock, reads, index, ev),
+        }
+    }
+
+    /// Logs the access `ev` with lockset `ls` at local time `time`.
+    #[inline]
+    pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
+        let a = Access {
+            index,
+            time,
+            ls,
+            loc: ev.loc,
+        };
+        match self {
+            Pairs::All { log, .. } => log.push(ev.var(), ev.thread, ev.is_write(), a),
+            Pairs::GroupedLog { log, .. } => log.push(ls, time, index, ev),
+            Pairs::Grouped { shadow, .. } => shadow.push(table, ls, time, index, ev),
+        }
+    }
+
+    /// Adds the pair of two known events (W3PO's write-read dependency pairs).
+    #[inline]
+    pub fn add_events(&mut self, first: u64, first_ev: Event, second: u64, second_ev: Event) {
+        match self {
+            Pairs::All { sink, .. } => sink.add_events(first, first_ev, second, second_ev),
+            Pairs::Grouped { sink, .. } | Pairs::GroupedLog { sink, .. } => {
+                let g = sink.group_of(first_ev.loc, first_ev.is_write(), &second_ev);
+                sink.hit(g, first, first_ev, second, &second_ev);
+            }
+        }
+    }
+
+    /// Moves the pairs into `report`.
+    #[cold]
+    #[inline(never)]
+    pub fn into_report(&mut self, report: &mut RaceReport) {
+        match self {
+            Pairs::All { sink, .. } => sink.into_report(report),
+            Pairs::Grouped { shadow, sink } => {
+                sink.into_report(report);
+                report.extra.insert(
+                    "shadow_entries".into(),
+                    serde_json::Value::from(shadow.entries),
+                );
+            }
+            Pairs::GroupedLog { sink, .. } => sink.into_report(report),
         }
     }
 }

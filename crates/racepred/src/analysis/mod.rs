@@ -456,6 +456,8 @@ pub struct AnalysisOptions {
     pub streaming: bool,
     /// W3PO: bounded history (linear mode); `None` = complete mode.
     pub history: Option<usize>,
+    /// Lockset, TSan hybrid, W3PO: list every pair instead of one per location pair.
+    pub all_pairs: bool,
     /// PACER: sampling rate (0–1).
     pub rate: f64,
     /// PACER: sampling period length in operations.
@@ -486,9 +488,9 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::Shb => by_clock!(shb::shb),
         AnalysisKind::Shbp => by_clock!(shb::shbp, opts.streaming),
         AnalysisKind::Wcp => Box::new(wcp::Wcp::new()),
-        AnalysisKind::Lockset => Box::new(lockset::Lockset::new()),
-        AnalysisKind::TsanHybrid => Box::new(tsan_hybrid::TsanHybrid::new()),
-        AnalysisKind::W3po => Box::new(w3po::W3po::new(opts.history)),
+        AnalysisKind::Lockset => Box::new(lockset::Lockset::with_mode(opts.all_pairs)),
+        AnalysisKind::TsanHybrid => Box::new(tsan_hybrid::TsanHybrid::with_mode(opts.all_pairs)),
+        AnalysisKind::W3po => Box::new(w3po::W3po::with_mode(opts.history, opts.all_pairs)),
         AnalysisKind::Sshb => Box::new(sshb::Sshb::new(sshb::SshbConfig::default())),
         AnalysisKind::Pacer => Box::new(pacer::Pacer::from_options(opts)),
         AnalysisKind::Rdit => {

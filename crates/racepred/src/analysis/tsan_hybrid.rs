@@ -18,14 +18,16 @@
 //! vw(v)`, T2: `vw(v) vr(v) w(x)`). Lock
 //! release → acquire is deliberately not an edge. The sync order is computed with vector
 //! clocks whose local component counts every event, so `e` is ordered before `f` iff
-//! `time(e) ≤ V_f(thread(e))`; pairs are enumerated from a per-(variable, thread) access
-//! log as the suffix of unknown accesses (output-sensitive).
+//! `time(e) ≤ V_f(thread(e))`. By default pairs are grouped by location pair from a bounded
+//! shadow (`locksets::Shadow`: linear in the events); with `--all-pairs` every pair is
+//! enumerated from a per-(variable, thread) access log as the suffix of unknown accesses
+//! (linear in the pairs).
 //!
 //! Promise: a subset of the lockset pairs; every predictable pair (SPEC §2) is reported
 //! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
 //! kept by every correct reordering). Unsound in general.
 
-use super::locksets::{Access, AccessLog, Holdings, PairSink};
+use super::locksets::{Holdings, Pairs};
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, ReportKind};
@@ -114,8 +116,7 @@ pub(crate) fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
 pub struct TsanHybrid {
     hold: Holdings,
     clocks: SyncClocks,
-    log: AccessLog,
-    sink: PairSink,
+    pairs: Pairs,
 }
 
 impl Default for TsanHybrid {
@@ -125,12 +126,22 @@ impl Default for TsanHybrid {
 }
 
 impl TsanHybrid {
+    /// Pairs grouped by location pair (the default).
     pub fn new() -> TsanHybrid {
+        TsanHybrid::with_mode(false)
+    }
+
+    /// Every pair (`--all-pairs`): time and memory grow with the pairs.
+    pub fn all_pairs() -> TsanHybrid {
+        TsanHybrid::with_mode(true)
+    }
+
+    /// `all`: every pair; otherwise grouped by location pair.
+    pub fn with_mode(all: bool) -> TsanHybrid {
         TsanHybrid {
             hold: Holdings::new(),
             clocks: SyncClocks::default(),
-            log: AccessLog::new(None),
-            sink: PairSink::default(),
+            pairs: Pairs::new(all, None),
         }
     }
 }
@@ -156,25 +167,11 @@ impl Analysis for TsanHybrid {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
-                let (x, t, w) = (ev.var(), ev.thread, ev.is_write());
-                let ls = self.hold.lockset(t);
+                let (t, w) = (ev.thread, ev.is_write());
+                let (table, ls) = (&self.hold.table, self.hold.lockset(t));
                 let clock = &self.clocks.threads[t.index()];
-                self.log.pairs_into(
-                    &mut self.sink,
-                    &self.hold.table,
-                    ls,
-                    Some(clock),
-                    w,
-                    index,
-                    ev,
-                );
-                let a = Access {
-                    index,
-                    time: clock.get(t),
-                    ls,
-                    loc: ev.loc,
-                };
-                self.log.push(x, t, w, a);
+                self.pairs.check(table, ls, Some(clock), w, index, ev);
+                self.pairs.push(table, ls, clock.get(t), index, ev);
             }
             _ => {}
         }
@@ -189,7 +186,7 @@ impl Analysis for TsanHybrid {
 #[inline(never)]
 fn build_report(a: &mut TsanHybrid) -> RaceReport {
     let mut r = RaceReport::new("tsan-hybrid", ReportKind::Pairs);
-    a.sink.into_report(&mut r);
+    a.pairs.into_report(&mut r);
     r.notes.push(
         "pairs: conflicting accesses with disjoint locksets, unordered by program order, \
          fork/join, volatile and sig/wait (not by locks)"
@@ -205,7 +202,7 @@ mod tests {
 
     fn run(events: Vec<Event>) -> RaceReport {
         let t = Trace::from_events(events);
-        crate::analysis::run_one(&t, Box::new(TsanHybrid::new()))
+        crate::analysis::run_one(&t, Box::new(TsanHybrid::all_pairs()))
     }
 
     #[test]

@@ -40,9 +40,15 @@
 //!   last `N` replaced ones of each kind are kept; linear time, may miss pairs (never adds
 //!   any).
 //!
-//! At most `PAIR_LIMIT` pairs are listed; `extra.pairs_total` has the exact count.
+//! Reports: by default pairs grouped by location pair, each with its first instance and its
+//! number of racing accesses. In complete mode they come from a bounded shadow
+//! (`locksets::Shadow`: per variable, location, kind and thread only the accesses not
+//! dominated by a later one), so the complete mode is linear in the events too and finds
+//! exactly the location pairs of the exhaustive one; in linear mode from the bounded log
+//! (the pairs of its visible accesses, grouped). With `--all-pairs` every pair: at most
+//! `PAIR_LIMIT` listed, `extra.pairs_total` the exact count.
 
-use super::locksets::{Access, AccessLog, Holdings, LsId, PairSink};
+use super::locksets::{Holdings, LsId, Pairs};
 use super::tsan_hybrid::two;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
@@ -84,8 +90,7 @@ pub struct W3po {
     /// Per volatile variable: (writer thread, time, clock) of the latest `vw`.
     last_vw: Vec<(ThreadId, u32, VectorClock)>,
     signal: Vec<(ThreadId, u32, VectorClock)>,
-    log: AccessLog,
-    sink: PairSink,
+    pairs: Pairs,
     scratch: VectorClock,
     /// Weak-WCP joins performed (a figure for the report).
     rule_joins: u64,
@@ -93,7 +98,13 @@ pub struct W3po {
 
 impl W3po {
     /// `history = None`: complete mode; `Some(n)`: linear mode keeping `n` replaced events.
+    /// Pairs grouped by location pair.
     pub fn new(history: Option<usize>) -> W3po {
+        W3po::with_mode(history, false)
+    }
+
+    /// `all`: every pair (`--all-pairs`); otherwise grouped by location pair.
+    pub fn with_mode(history: Option<usize>, all: bool) -> W3po {
         W3po {
             history,
             hold: Holdings::new(),
@@ -104,8 +115,7 @@ impl W3po {
             last_write: Vec::new(),
             last_vw: Vec::new(),
             signal: Vec::new(),
-            log: AccessLog::new(history.map(|n| n + 1)),
-            sink: PairSink::default(),
+            pairs: Pairs::new(all, history.map(|n| n + 1)),
             scratch: VectorClock::new(),
             rule_joins: 0,
         }
@@ -209,26 +219,9 @@ impl W3po {
         let x = ev.var();
         let ls = self.hold.lockset(t);
         let v = &self.clocks[t.index()];
-        self.log.pairs_into(
-            &mut self.sink,
-            &self.hold.table,
-            ls,
-            Some(v),
-            true,
-            index,
-            ev,
-        );
-        self.log.push(
-            x,
-            t,
-            true,
-            Access {
-                index,
-                time,
-                ls,
-                loc: ev.loc,
-            },
-        );
+        let table = &self.hold.table;
+        self.pairs.check(table, ls, Some(v), true, index, ev);
+        self.pairs.push(table, ls, time, index, ev);
         if x.index() >= self.last_write.len() {
             self.last_write
                 .resize_with(x.index() + 1, LastWrite::default);
@@ -262,7 +255,7 @@ impl W3po {
                 if check && other.get(u) < wt {
                     let lw = &self.last_write[x.index()];
                     let first = Event::new(u, Op::Write, x.0, lw.loc);
-                    self.sink.add_events(lw.index, first, index, *ev);
+                    self.pairs.add_events(lw.index, first, index, *ev);
                 }
                 self.scratch = other;
             }
@@ -270,26 +263,9 @@ impl W3po {
         // Def. 4.2 read-write pairs whose write comes first in the trace (the read runs
         // first in the reordering): earlier writes still W3-unordered after the WRD edge.
         let v = &self.clocks[t.index()];
-        self.log.pairs_into(
-            &mut self.sink,
-            &self.hold.table,
-            ls,
-            Some(v),
-            false,
-            index,
-            ev,
-        );
-        self.log.push(
-            x,
-            t,
-            false,
-            Access {
-                index,
-                time,
-                ls,
-                loc: ev.loc,
-            },
-        );
+        let table = &self.hold.table;
+        self.pairs.check(table, ls, Some(v), false, index, ev);
+        self.pairs.push(table, ls, time, index, ev);
     }
 
     /// Joins a stored (thread, time, clock) edge source into `t`'s clock if it is news.
@@ -386,7 +362,7 @@ impl Analysis for W3po {
 #[inline(never)]
 fn build_report(a: &mut W3po) -> RaceReport {
     let mut r = RaceReport::new("w3po", ReportKind::Pairs);
-    a.sink.into_report(&mut r);
+    a.pairs.into_report(&mut r);
     match a.history {
         None => r.notes.push(
             "mode: complete (full history of replaced events): every Lockset-W3 potential \
@@ -416,12 +392,13 @@ fn build_report(a: &mut W3po) -> RaceReport {
     r
 }
 
-/// The Lockset-W3 pairs of an in-memory trace (complete mode for `history = None`).
+/// The Lockset-W3 pairs of an in-memory trace (complete mode for `history = None`), every
+/// pair (`--all-pairs`).
 pub fn pairs(
     trace: &crate::trace::Trace,
     history: Option<usize>,
 ) -> std::collections::BTreeSet<(u64, u64)> {
-    let mut a: Vec<Box<dyn Analysis>> = vec![Box::new(W3po::new(history))];
+    let mut a: Vec<Box<dyn Analysis>> = vec![Box::new(W3po::with_mode(history, true))];
     super::run_trace(trace, &mut a)
         .pop()
         .expect("one report")

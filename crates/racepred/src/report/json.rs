@@ -120,6 +120,8 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             "write_write": ww,
             "write_read": wr,
             "read_write": rw,
+            "grouped": r.is_grouped(),
+            "racing_accesses": r.racing_accesses(),
         },
         "location_pairs": location_pairs,
         "racy_location_groups": racy_locations,

@@ -112,6 +112,11 @@ pub struct RaceReport {
     pub notes: Vec<String>,
     /// Analysis-specific figures (counters, timings), printed as `key: value` and put in JSON.
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Empty for a report that lists every pair. A *grouped* report (the lockset family's
+    /// default) lists one pair per location group, its first instance, and here, at the
+    /// same position, the number of racing accesses of the group: distinct second events
+    /// that race with some earlier access of the group (not the number of pairs).
+    pub group_counts: Vec<u64>,
 }
 
 impl RaceReport {
@@ -124,13 +129,30 @@ impl RaceReport {
             racy_events: Vec::new(),
             notes: Vec::new(),
             extra: serde_json::Map::new(),
+            group_counts: Vec::new(),
         }
+    }
+
+    /// True if the report is grouped ([`RaceReport::group_counts`]).
+    pub fn is_grouped(&self) -> bool {
+        !self.group_counts.is_empty()
     }
 
     /// Sorts and deduplicates pairs and racy events (analyses may call it from `finish`).
     pub fn normalize(&mut self) {
-        // Analyses mostly report in trace order already: check before sorting.
-        if !self.pairs.is_sorted_by_key(|p| (p.first, p.second)) {
+        if self.is_grouped() {
+            // One pair per group: sort the pairs and their counts together.
+            debug_assert_eq!(self.pairs.len(), self.group_counts.len());
+            if !self.pairs.is_sorted_by_key(|p| (p.first, p.second)) {
+                let mut v: Vec<(RacePair, u64)> = std::mem::take(&mut self.pairs)
+                    .into_iter()
+                    .zip(std::mem::take(&mut self.group_counts))
+                    .collect();
+                v.sort_by_key(|(p, _)| (p.first, p.second));
+                (self.pairs, self.group_counts) = v.into_iter().unzip();
+            }
+        } else if !self.pairs.is_sorted_by_key(|p| (p.first, p.second)) {
+            // Analyses mostly report in trace order already: check before sorting.
             self.pairs.sort_by_key(|p| (p.first, p.second));
         }
         self.pairs.dedup_by_key(|p| (p.first, p.second));
@@ -167,8 +189,25 @@ impl RaceReport {
     }
 
     /// Pairs grouped by distinct (first location, second location, kind), most frequent
-    /// first, ties by first occurrence.
+    /// first, ties by first occurrence (position of the first instance in `pairs`).
+    ///
+    /// A group's *first instance* is its pair with the earliest second event and, among
+    /// those, the latest first event: the moment the race first shows, with the closest
+    /// earlier access (what a bounded shadow keeps, so that grouped reports name the same
+    /// instance). Its count is the number of pairs, or, in a grouped report, the number of
+    /// racing accesses ([`RaceReport::group_counts`]).
     pub fn location_groups(&self) -> Vec<LocationGroup> {
+        if self.is_grouped() {
+            let mut groups: Vec<LocationGroup> = (self.pairs.iter().zip(&self.group_counts))
+                .enumerate()
+                .map(|(i, (_, &c))| LocationGroup {
+                    first_pair: i,
+                    count: c as usize,
+                })
+                .collect();
+            groups.sort_by_key(|g| (std::cmp::Reverse(g.count), g.first_pair));
+            return groups;
+        }
         let mut map: rustc_hash::FxHashMap<(u32, u32, PairKind), usize> = Default::default();
         let mut groups: Vec<LocationGroup> = Vec::new();
         for (i, p) in self.pairs.iter().enumerate() {
@@ -180,13 +219,55 @@ impl RaceReport {
                 });
                 groups.len() - 1
             });
-            groups[g].count += 1;
+            let g = &mut groups[g];
+            g.count += 1;
+            let q = &self.pairs[g.first_pair];
+            if (p.second, std::cmp::Reverse(p.first)) < (q.second, std::cmp::Reverse(q.first)) {
+                g.first_pair = i;
+            }
         }
         groups.sort_by_key(|g| (std::cmp::Reverse(g.count), g.first_pair));
         groups
     }
 
-    /// Counts per kind: (write-write, write-read, read-write).
+    /// The report grouped by location pair, as a grouped analysis reports it: one pair per
+    /// group (its first instance, see [`RaceReport::location_groups`]) with the number of
+    /// distinct second events of the group. A grouped report is returned as it is.
+    pub fn grouped(&self) -> RaceReport {
+        let mut r = self.clone();
+        if self.is_grouped() {
+            return r;
+        }
+        let mut map: rustc_hash::FxHashMap<(u32, u32, PairKind), usize> = Default::default();
+        // (first instance, distinct second events, last second event counted)
+        let mut groups: Vec<(RacePair, u64, u64)> = Vec::new();
+        // Pairs sorted by (second, first descending): the first instance comes first.
+        let mut order: Vec<&RacePair> = self.pairs.iter().collect();
+        order.sort_by_key(|p| (p.second, std::cmp::Reverse(p.first)));
+        for p in order {
+            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            let g = *map.entry(key).or_insert_with(|| {
+                groups.push((*p, 0, u64::MAX));
+                groups.len() - 1
+            });
+            let g = &mut groups[g];
+            if g.2 != p.second {
+                g.1 += 1;
+                g.2 = p.second;
+            }
+        }
+        (r.pairs, r.group_counts) = groups.into_iter().map(|(p, c, _)| (p, c)).unzip();
+        r.normalize();
+        r
+    }
+
+    /// Racing accesses of a grouped report (the sum of its group counts).
+    pub fn racing_accesses(&self) -> u64 {
+        self.group_counts.iter().sum()
+    }
+
+    /// Counts per kind: (write-write, write-read, read-write); of location pairs in a
+    /// grouped report.
     pub fn kind_counts(&self) -> (usize, usize, usize) {
         let mut c = (0, 0, 0);
         for p in &self.pairs {

@@ -108,16 +108,34 @@ pub fn write_report<W: Write + ?Sized>(
     if !r.pairs.is_empty() {
         let groups = r.location_groups();
         let (ww, wr, rw) = r.kind_counts();
-        writeln!(
-            w,
-            "{}: {} at {} ({} {ww}, {} {wr}, {} {rw}) {of}",
-            r.analysis,
-            plural(r.pairs.len(), "race pair", "race pairs"),
-            plural(groups.len(), "location pair", "location pairs"),
-            PairKind::WriteWrite.name(),
-            PairKind::WriteRead.name(),
-            PairKind::ReadWrite.name(),
-        )?;
+        if r.is_grouped() {
+            // Counts are racing accesses per location pair, not pairs.
+            writeln!(
+                w,
+                "{}: {} ({} {ww}, {} {wr}, {} {rw}), {} {of}",
+                r.analysis,
+                plural(groups.len(), "location pair", "location pairs"),
+                PairKind::WriteWrite.name(),
+                PairKind::WriteRead.name(),
+                PairKind::ReadWrite.name(),
+                plural(
+                    r.racing_accesses() as usize,
+                    "racing access",
+                    "racing accesses"
+                ),
+            )?;
+        } else {
+            writeln!(
+                w,
+                "{}: {} at {} ({} {ww}, {} {wr}, {} {rw}) {of}",
+                r.analysis,
+                plural(r.pairs.len(), "race pair", "race pairs"),
+                plural(groups.len(), "location pair", "location pairs"),
+                PairKind::WriteWrite.name(),
+                PairKind::WriteRead.name(),
+                PairKind::ReadWrite.name(),
+            )?;
+        }
         let width = groups.first().map_or(1, |g| g.count.to_string().len());
         for g in &groups {
             let p = &r.pairs[g.first_pair];
