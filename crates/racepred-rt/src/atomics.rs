@@ -1,0 +1,490 @@
+//! `__tsan_atomic*`: the atomic operations of instrumented code, performed here.
+//!
+//! An atomic access is never a racy access; what it contributes is synchronisation, recorded
+//! as `vr` / `vw` of the atomic's address (racepred's analyses make every `vw` of a
+//! variable happen before each later `vr` of it):
+//!
+//! - an operation with acquire semantics (`consume`, `acquire`, `acq_rel`, `seq_cst`) that
+//!   reads is a `vr`; one with release semantics (`release`, `acq_rel`, `seq_cst`) that
+//!   writes is a `vw`; a read-modify-write may be both (`vr` then `vw`). A failed
+//!   compare-exchange is a load with the failure order.
+//! - a relaxed operation creates no edge and is not recorded, except through fences: a
+//!   relaxed load is remembered until the thread's next acquire fence, which records a `vr`
+//!   of each remembered address; after a release fence every relaxed store or
+//!   read-modify-write of the thread records a `vw`. Both over-approximate C11's fence
+//!   synchronisation (never a false race, possibly a missed one).
+//!
+//! `vw`/`vr` rather than `rel`/`acq` of a per-address lock: a release store is not a lock
+//! release (nothing was acquired, several threads may store in turn without any acquire),
+//! so lock events would make ill-formed traces; `vw`→`vr` is exactly "a release is seen by
+//! a later acquire".
+//!
+//! Order: a recorded operation runs under a spin lock of its address's stripe, and its
+//! events are stamped inside, so the trace order of the events on one atomic is its
+//! modification order (a `vr` follows the `vw` whose value it read). Relaxed operations
+//! that record nothing take no lock. 16-byte atomics always take the stripe lock, which is
+//! what makes them atomic (every instrumented access to them comes through here).
+
+use core::sync::atomic::{
+    AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::SeqCst,
+};
+
+use crate::buf::{ns, push_now, with_buf, Kind, ThreadBuf};
+use crate::tramp::hook;
+
+const STRIPES: usize = 1024;
+static LOCKS: [AtomicBool; STRIPES] = [const { AtomicBool::new(false) }; STRIPES];
+
+struct StripeGuard(&'static AtomicBool);
+
+fn stripe(a: usize) -> StripeGuard {
+    let l = &LOCKS[(a >> 3) % STRIPES];
+    let mut spins = 0u32;
+    while l
+        .compare_exchange_weak(false, true, core::sync::atomic::Ordering::Acquire, Relaxed)
+        .is_err()
+    {
+        spins += 1;
+        if spins < 64 {
+            core::hint::spin_loop();
+        } else {
+            unsafe { libc::sched_yield() };
+        }
+    }
+    StripeGuard(l)
+}
+
+impl Drop for StripeGuard {
+    fn drop(&mut self) {
+        self.0.store(false, core::sync::atomic::Ordering::Release);
+    }
+}
+
+/// C11 memory orders as tsan passes them (`__ATOMIC_*`, high flag bits such as gcc's
+/// `MEMMODEL_SYNC` and HLE hints masked off).
+fn order(mo: i32) -> i32 {
+    mo & 0xff
+}
+fn acquires(mo: i32) -> bool {
+    matches!(order(mo), 1 | 2 | 4 | 5)
+}
+fn releases(mo: i32) -> bool {
+    matches!(order(mo), 3 | 4 | 5)
+}
+
+/// What one operation recorded, decided after it ran.
+#[derive(Clone, Copy, Default)]
+struct Effects {
+    vr: bool,
+    vw: bool,
+    /// A relaxed read: remembered for the thread's next acquire fence.
+    relaxed_read: bool,
+}
+
+/// Effects of a load with order `mo`.
+fn load_effects(mo: i32) -> Effects {
+    Effects {
+        vr: acquires(mo),
+        vw: false,
+        relaxed_read: !acquires(mo),
+    }
+}
+
+/// Effects of a store with order `mo` by a thread that did (`fenced`) or did not execute a
+/// release fence before.
+fn store_effects(mo: i32, fenced: bool) -> Effects {
+    Effects {
+        vr: false,
+        vw: releases(mo) || fenced,
+        relaxed_read: false,
+    }
+}
+
+fn rmw_effects(mo: i32, fenced: bool) -> Effects {
+    Effects {
+        vw: releases(mo) || fenced,
+        ..load_effects(mo)
+    }
+}
+
+/// Whether an operation with these orders may record something (and so takes the lock).
+fn may_sync(mo: i32, fmo: i32, writes: bool, fenced: bool) -> bool {
+    acquires(mo) || releases(mo) || acquires(fmo) || writes && fenced
+}
+
+/// Runs `op` on the atomic at `a` and records what `effects` says it did: under the
+/// stripe lock when it may record (events stamped after the operation, inside the lock),
+/// without otherwise. `writes`: the operation may store. `force_lock`: always lock (16-byte
+/// atomics).
+#[inline]
+fn run<T>(
+    a: usize,
+    pc: usize,
+    mo: i32,
+    fmo: i32,
+    writes: bool,
+    force_lock: bool,
+    op: impl FnOnce() -> T,
+    effects: impl FnOnce(&T, bool) -> Effects,
+) -> T {
+    let mut op = Some(op);
+    let mut effects = Some(effects);
+    let mut out = None;
+    with_buf(|b: *mut ThreadBuf| unsafe {
+        let (Some(op), Some(effects)) = (op.take(), effects.take()) else {
+            return;
+        };
+        let fenced = (*b).release_fenced;
+        if force_lock || may_sync(mo, fmo, writes, fenced) {
+            let _g = stripe(a);
+            let v = op();
+            let e = effects(&v, fenced);
+            if e.vr {
+                push_now(b, Kind::VRead, ns::MEM, a, pc);
+            }
+            if e.vw {
+                push_now(b, Kind::VWrite, ns::MEM, a, pc);
+            }
+            if e.relaxed_read {
+                (*b).note_relaxed_load(a);
+            }
+            out = Some(v);
+        } else {
+            let v = op();
+            if effects(&v, fenced).relaxed_read {
+                (*b).note_relaxed_load(a);
+            }
+            out = Some(v);
+        }
+    });
+    if let Some(v) = out {
+        return v;
+    }
+    // Not recorded (the thread is inside the runtime, or the trace is being written).
+    match op.take() {
+        Some(op) if force_lock => {
+            let _g = stripe(a);
+            op()
+        }
+        Some(op) => op(),
+        // `with_buf` ran the operation but it produced no value: impossible.
+        None => unsafe { core::hint::unreachable_unchecked() },
+    }
+}
+
+/// An atomic type of the tsan interface (`a8` … `a128`, all unsigned).
+pub trait Atom: Copy + Eq {
+    unsafe fn load(p: *mut Self) -> Self;
+    unsafe fn store(p: *mut Self, v: Self);
+    unsafe fn swap(p: *mut Self, v: Self) -> Self;
+    unsafe fn fetch_add(p: *mut Self, v: Self) -> Self;
+    unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self;
+    unsafe fn fetch_and(p: *mut Self, v: Self) -> Self;
+    unsafe fn fetch_or(p: *mut Self, v: Self) -> Self;
+    unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self;
+    unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self;
+    /// Compare-exchange: `Ok(old)` if it stored, `Err(current)` if not.
+    unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self>;
+    const FORCE_LOCK: bool;
+}
+
+macro_rules! atom {
+    ($t:ty, $at:ty) => {
+        impl Atom for $t {
+            const FORCE_LOCK: bool = false;
+            unsafe fn load(p: *mut Self) -> Self {
+                <$at>::from_ptr(p).load(SeqCst)
+            }
+            unsafe fn store(p: *mut Self, v: Self) {
+                <$at>::from_ptr(p).store(v, SeqCst)
+            }
+            unsafe fn swap(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).swap(v, SeqCst)
+            }
+            unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).fetch_add(v, SeqCst)
+            }
+            unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).fetch_sub(v, SeqCst)
+            }
+            unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).fetch_and(v, SeqCst)
+            }
+            unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).fetch_or(v, SeqCst)
+            }
+            unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).fetch_xor(v, SeqCst)
+            }
+            unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
+                <$at>::from_ptr(p).fetch_nand(v, SeqCst)
+            }
+            unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
+                <$at>::from_ptr(p).compare_exchange(c, v, SeqCst, SeqCst)
+            }
+        }
+    };
+}
+atom!(u8, AtomicU8);
+atom!(u16, AtomicU16);
+atom!(u32, AtomicU32);
+atom!(u64, AtomicU64);
+
+/// 16 bytes: plain memory operations made atomic by the stripe lock (`FORCE_LOCK`).
+impl Atom for u128 {
+    const FORCE_LOCK: bool = true;
+    unsafe fn load(p: *mut Self) -> Self {
+        core::ptr::read_volatile(p)
+    }
+    unsafe fn store(p: *mut Self, v: Self) {
+        core::ptr::write_volatile(p, v)
+    }
+    unsafe fn swap(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, v);
+        old
+    }
+    unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, old.wrapping_add(v));
+        old
+    }
+    unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, old.wrapping_sub(v));
+        old
+    }
+    unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, old & v);
+        old
+    }
+    unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, old | v);
+        old
+    }
+    unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, old ^ v);
+        old
+    }
+    unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
+        let old = Self::load(p);
+        Self::store(p, !(old & v));
+        old
+    }
+    unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
+        let old = Self::load(p);
+        if old == c {
+            Self::store(p, v);
+            Ok(old)
+        } else {
+            Err(old)
+        }
+    }
+}
+
+unsafe extern "C" fn load_impl<T: Atom>(a: *mut T, mo: i32, pc: usize) -> T {
+    run(
+        a as usize,
+        pc,
+        mo,
+        0,
+        false,
+        T::FORCE_LOCK,
+        || T::load(a),
+        |_, _| load_effects(mo),
+    )
+}
+
+unsafe extern "C" fn store_impl<T: Atom>(a: *mut T, v: T, mo: i32, pc: usize) {
+    run(
+        a as usize,
+        pc,
+        mo,
+        0,
+        true,
+        T::FORCE_LOCK,
+        || T::store(a, v),
+        |_, f| store_effects(mo, f),
+    )
+}
+
+macro_rules! rmw_impl {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        unsafe extern "C" fn $name<T: Atom>(a: *mut T, v: T, mo: i32, pc: usize) -> T {
+            run(a as usize, pc, mo, 0, true, T::FORCE_LOCK, || T::$op(a, v), |_, f| rmw_effects(mo, f))
+        }
+    )*};
+}
+rmw_impl! {
+    exchange_impl => swap, fetch_add_impl => fetch_add, fetch_sub_impl => fetch_sub,
+    fetch_and_impl => fetch_and, fetch_or_impl => fetch_or, fetch_xor_impl => fetch_xor,
+    fetch_nand_impl => fetch_nand,
+}
+
+fn cas_effects<T>(r: &Result<T, T>, mo: i32, fmo: i32, fenced: bool) -> Effects {
+    match r {
+        Ok(_) => rmw_effects(mo, fenced),
+        Err(_) => load_effects(fmo),
+    }
+}
+
+unsafe extern "C" fn cas_impl<T: Atom>(
+    a: *mut T,
+    c: *mut T,
+    v: T,
+    mo: i32,
+    fmo: i32,
+    pc: usize,
+) -> i32 {
+    let expected = *c;
+    let r = run(
+        a as usize,
+        pc,
+        mo,
+        fmo,
+        true,
+        T::FORCE_LOCK,
+        || T::cas(a, expected, v),
+        |r, f| cas_effects(r, mo, fmo, f),
+    );
+    match r {
+        Ok(_) => 1,
+        Err(cur) => {
+            *c = cur;
+            0
+        }
+    }
+}
+
+unsafe extern "C" fn cas_val_impl<T: Atom>(
+    a: *mut T,
+    c: T,
+    v: T,
+    mo: i32,
+    fmo: i32,
+    pc: usize,
+) -> T {
+    let r = run(
+        a as usize,
+        pc,
+        mo,
+        fmo,
+        true,
+        T::FORCE_LOCK,
+        || T::cas(a, c, v),
+        |r, f| cas_effects(r, mo, fmo, f),
+    );
+    match r {
+        Ok(old) | Err(old) => old,
+    }
+}
+
+/// Exports the operations of one width.
+macro_rules! width {
+    ($t:ty: $load:ident $store:ident $xchg:ident $add:ident $sub:ident $and:ident $or:ident
+     $xor:ident $nand:ident $cas_s:ident $cas_w:ident $cas_v:ident) => {
+        hook!("rdx", fn $load(a: *mut $t, mo: i32) -> $t => load_impl::<$t>);
+        hook!("rcx", fn $store(a: *mut $t, v: $t, mo: i32) => store_impl::<$t>);
+        hook!("rcx", fn $xchg(a: *mut $t, v: $t, mo: i32) -> $t => exchange_impl::<$t>);
+        hook!("rcx", fn $add(a: *mut $t, v: $t, mo: i32) -> $t => fetch_add_impl::<$t>);
+        hook!("rcx", fn $sub(a: *mut $t, v: $t, mo: i32) -> $t => fetch_sub_impl::<$t>);
+        hook!("rcx", fn $and(a: *mut $t, v: $t, mo: i32) -> $t => fetch_and_impl::<$t>);
+        hook!("rcx", fn $or(a: *mut $t, v: $t, mo: i32) -> $t => fetch_or_impl::<$t>);
+        hook!("rcx", fn $xor(a: *mut $t, v: $t, mo: i32) -> $t => fetch_xor_impl::<$t>);
+        hook!("rcx", fn $nand(a: *mut $t, v: $t, mo: i32) -> $t => fetch_nand_impl::<$t>);
+        hook!("r9", fn $cas_s(a: *mut $t, c: *mut $t, v: $t, mo: i32, fmo: i32) -> i32 => cas_impl::<$t>);
+        hook!("r9", fn $cas_w(a: *mut $t, c: *mut $t, v: $t, mo: i32, fmo: i32) -> i32 => cas_impl::<$t>);
+        hook!("r9", fn $cas_v(a: *mut $t, c: $t, v: $t, mo: i32, fmo: i32) -> $t => cas_val_impl::<$t>);
+    };
+}
+
+width!(u8: __tsan_atomic8_load __tsan_atomic8_store __tsan_atomic8_exchange
+    __tsan_atomic8_fetch_add __tsan_atomic8_fetch_sub __tsan_atomic8_fetch_and
+    __tsan_atomic8_fetch_or __tsan_atomic8_fetch_xor __tsan_atomic8_fetch_nand
+    __tsan_atomic8_compare_exchange_strong __tsan_atomic8_compare_exchange_weak
+    __tsan_atomic8_compare_exchange_val);
+width!(u16: __tsan_atomic16_load __tsan_atomic16_store __tsan_atomic16_exchange
+    __tsan_atomic16_fetch_add __tsan_atomic16_fetch_sub __tsan_atomic16_fetch_and
+    __tsan_atomic16_fetch_or __tsan_atomic16_fetch_xor __tsan_atomic16_fetch_nand
+    __tsan_atomic16_compare_exchange_strong __tsan_atomic16_compare_exchange_weak
+    __tsan_atomic16_compare_exchange_val);
+width!(u32: __tsan_atomic32_load __tsan_atomic32_store __tsan_atomic32_exchange
+    __tsan_atomic32_fetch_add __tsan_atomic32_fetch_sub __tsan_atomic32_fetch_and
+    __tsan_atomic32_fetch_or __tsan_atomic32_fetch_xor __tsan_atomic32_fetch_nand
+    __tsan_atomic32_compare_exchange_strong __tsan_atomic32_compare_exchange_weak
+    __tsan_atomic32_compare_exchange_val);
+width!(u64: __tsan_atomic64_load __tsan_atomic64_store __tsan_atomic64_exchange
+    __tsan_atomic64_fetch_add __tsan_atomic64_fetch_sub __tsan_atomic64_fetch_and
+    __tsan_atomic64_fetch_or __tsan_atomic64_fetch_xor __tsan_atomic64_fetch_nand
+    __tsan_atomic64_compare_exchange_strong __tsan_atomic64_compare_exchange_weak
+    __tsan_atomic64_compare_exchange_val);
+
+// 16 bytes: an `unsigned __int128` takes two argument registers.
+hook!("rdx", fn __tsan_atomic128_load(a: *mut u128, mo: i32) -> u128 => load_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_store(a: *mut u128, v: u128, mo: i32) => store_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_exchange(a: *mut u128, v: u128, mo: i32) -> u128 => exchange_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_fetch_add(a: *mut u128, v: u128, mo: i32) -> u128 => fetch_add_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_fetch_sub(a: *mut u128, v: u128, mo: i32) -> u128 => fetch_sub_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_fetch_and(a: *mut u128, v: u128, mo: i32) -> u128 => fetch_and_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_fetch_or(a: *mut u128, v: u128, mo: i32) -> u128 => fetch_or_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_fetch_xor(a: *mut u128, v: u128, mo: i32) -> u128 => fetch_xor_impl::<u128>);
+hook!("r8", fn __tsan_atomic128_fetch_nand(a: *mut u128, v: u128, mo: i32) -> u128 => fetch_nand_impl::<u128>);
+
+// The 16-byte compare-exchanges use all six argument registers: no room for the return
+// address, so their events have no location.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_strong(
+    a: *mut u128,
+    c: *mut u128,
+    v: u128,
+    mo: i32,
+    fmo: i32,
+) -> i32 {
+    cas_impl::<u128>(a, c, v, mo, fmo, 0)
+}
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_weak(
+    a: *mut u128,
+    c: *mut u128,
+    v: u128,
+    mo: i32,
+    fmo: i32,
+) -> i32 {
+    cas_impl::<u128>(a, c, v, mo, fmo, 0)
+}
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_val(
+    a: *mut u128,
+    c: u128,
+    v: u128,
+    mo: i32,
+    fmo: i32,
+) -> u128 {
+    cas_val_impl::<u128>(a, c, v, mo, fmo, 0)
+}
+
+unsafe extern "C" fn thread_fence_impl(mo: i32, pc: usize) {
+    core::sync::atomic::fence(SeqCst);
+    with_buf(|b| unsafe {
+        if acquires(mo) {
+            let (addrs, n) = (*b).take_relaxed_loads();
+            for &a in &addrs[..n] {
+                // Under the stripe lock: after the `vw` of the store the load may have read.
+                let _g = stripe(a);
+                push_now(b, Kind::VRead, ns::MEM, a, pc);
+            }
+        }
+        if releases(mo) {
+            (*b).release_fenced = true;
+        }
+    });
+}
+hook!("rsi", fn __tsan_atomic_thread_fence(mo: i32) => thread_fence_impl);
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_atomic_signal_fence(_mo: i32) {
+    core::sync::atomic::compiler_fence(SeqCst);
+}

@@ -1,0 +1,462 @@
+//! Recording: per-thread event buffers stamped from one global sequence number.
+//!
+//! Every hook ends in [`record`]: it takes the next number of the global sequence `SEQ` and
+//! appends a 24-byte [`Rec`] to the calling thread's buffer, a chain of `mmap`ed chunks that
+//! only that thread writes. Nothing here allocates with `malloc` or takes a lock; a chunk's
+//! length is published with a release store after its record is written, so the merge at
+//! exit ([`crate::finish`]) reads a consistent prefix of every buffer even while threads are
+//! still running.
+//!
+//! Order: `SEQ` is one atomic, and read-modify-writes of one atomic are totally ordered
+//! consistently with happens-before, so two stamps taken in threads ordered by a lock, a
+//! join or an atomic are in that order. Hence the SSHB §3 instrumentation (acquire stamped
+//! after the lock call returns, release stamped before the unlock call, both while the lock
+//! is held) gives each lock's events in execution order, and merging the buffers by stamp
+//! gives a well-formed trace.
+
+use core::cell::Cell;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// What a record means. 0–7 are [`racepred::trace::Op`]'s discriminants.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Kind {
+    Read = 0,
+    Write = 1,
+    Acquire = 2,
+    Release = 3,
+    /// `addr` = the forked thread's id.
+    Fork = 4,
+    /// `addr` = the joined thread's id.
+    Join = 5,
+    VRead = 6,
+    VWrite = 7,
+    /// `[addr, addr + size)` was freed (or is a new thread's stack): later accesses to it are
+    /// to new variables. The size is in the low 48 bits of `info`.
+    Retire = 8,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Kind> {
+        Some(match b {
+            0 => Kind::Read,
+            1 => Kind::Write,
+            2 => Kind::Acquire,
+            3 => Kind::Release,
+            4 => Kind::Fork,
+            5 => Kind::Join,
+            6 => Kind::VRead,
+            7 => Kind::VWrite,
+            8 => Kind::Retire,
+            _ => return None,
+        })
+    }
+}
+
+/// Name spaces of `vr` / `vw` targets: an atomic's own address, or a synchronisation
+/// object's address standing for one of its release points.
+pub mod ns {
+    /// Memory: atomics, `__cxa_guard` bytes.
+    pub const MEM: u8 = 0;
+    /// A rwlock's writer unlocks (read by its read locks).
+    pub const RW_W: u8 = 1;
+    /// A rwlock's reader unlocks (read by its write locks).
+    pub const RW_R: u8 = 2;
+    pub const BARRIER: u8 = 3;
+    pub const SEM: u8 = 4;
+    pub const ONCE: u8 = 5;
+    /// `__tsan_acquire` / `__tsan_release` annotations.
+    pub const ANNOTATION: u8 = 6;
+    pub const COUNT: usize = 7;
+}
+
+/// One recorded event: `info` = kind (bits 56–63), name space (48–55) and the return
+/// address of the hook (0–47; x86-64 user addresses have 47 bits), or the size of a retire.
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct Rec {
+    pub seq: u64,
+    pub addr: u64,
+    pub info: u64,
+}
+const _: () = assert!(core::mem::size_of::<Rec>() == 24);
+
+const LOW48: u64 = (1 << 48) - 1;
+
+impl Rec {
+    #[inline]
+    pub fn kind(&self) -> Option<Kind> {
+        Kind::from_u8((self.info >> 56) as u8)
+    }
+    #[inline]
+    pub fn ns(&self) -> u8 {
+        (self.info >> 48) as u8
+    }
+    /// The return address of the hook (0 = unknown), or a retire's size.
+    #[inline]
+    pub fn low(&self) -> u64 {
+        self.info & LOW48
+    }
+}
+
+/// Records per chunk: 1.5 MiB, mapped lazily by the kernel.
+const CHUNK_RECS: usize = 1 << 16;
+
+pub struct Chunk {
+    next: AtomicPtr<Chunk>,
+    len: AtomicUsize,
+    recs: [Rec; CHUNK_RECS],
+}
+
+/// Most rwlocks one thread holds for writing at a time (nesting deeper is reported once and
+/// its unlocks are taken for reader unlocks).
+const MAX_WRITE_HELD: usize = 32;
+/// Relaxed atomic loads remembered until the thread's next acquire fence.
+const RELAXED_LOADS: usize = 16;
+
+/// A thread's buffer and per-thread state. Lives in `mmap`ed memory for the whole run (the
+/// merge at exit reads the buffers of threads that have ended).
+pub struct ThreadBuf {
+    pub tid: u32,
+    next_thread: *mut ThreadBuf,
+    first: *mut Chunk,
+    cur: *mut Chunk,
+    /// Rwlocks this thread holds for writing (their unlock is a writer unlock).
+    write_held: [usize; MAX_WRITE_HELD],
+    n_write_held: usize,
+    /// Atomics loaded relaxed since the last acquire fence (a ring), and whether a release
+    /// fence was executed (later relaxed stores then publish what preceded it).
+    relaxed_loads: [usize; RELAXED_LOADS],
+    n_relaxed_loads: usize,
+    pub release_fenced: bool,
+}
+
+/// Per-thread state reached through ELF TLS. `Cell`s of plain data: no destructor, so
+/// `thread_local!` needs no lazy registration (which would allocate).
+pub struct Tls {
+    pub buf: Cell<*mut ThreadBuf>,
+    /// Set while the thread is inside the runtime: a hook reached from inside (a signal
+    /// handler, `free` called by the merge) passes straight through.
+    pub busy: Cell<bool>,
+    /// `__tsan_ignore_thread_begin` nesting: memory accesses are not recorded while > 0.
+    pub ignore: Cell<u32>,
+    /// The `pthread_once` routine being run and its control (see `sync::pthread_once`).
+    pub once_routine: Cell<usize>,
+    pub once_control: Cell<usize>,
+    pub once_pc: Cell<usize>,
+}
+
+thread_local! {
+    pub static TLS: Tls = const {
+        Tls {
+            buf: Cell::new(null_mut()),
+            busy: Cell::new(false),
+            ignore: Cell::new(0),
+            once_routine: Cell::new(0),
+            once_control: Cell::new(0),
+            once_pc: Cell::new(0),
+        }
+    };
+}
+
+/// The global sequence.
+static SEQ: AtomicU64 = AtomicU64::new(0);
+/// Next thread id; the first thread to record (the main thread) gets 0.
+static NEXT_TID: AtomicU32 = AtomicU32::new(0);
+/// All thread buffers, newest first.
+static THREADS: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
+/// Set when the trace is being written: nothing is recorded any more.
+pub static FINISHED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `msg` to standard error with `write(2)` (usable anywhere, allocates nothing).
+pub fn say(msg: &[u8]) {
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}
+
+/// Ends the process with a message: the runtime cannot continue (no memory for buffers).
+pub fn die(msg: &[u8]) -> ! {
+    say(msg);
+    // No trace from here on (`abort` would try to write it).
+    FINISHED.store(true, Ordering::SeqCst);
+    unsafe { libc::abort() }
+}
+
+/// Maps `len` zeroed bytes.
+fn map(len: usize) -> *mut u8 {
+    let p = unsafe {
+        libc::mmap(
+            null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        die(b"racepred-rt: out of memory for the trace buffers (mmap failed)\n");
+    }
+    p.cast()
+}
+
+fn new_chunk() -> *mut Chunk {
+    map(core::mem::size_of::<Chunk>()).cast()
+}
+
+/// Gives the calling thread its buffer (and id) now if it has none: a thread's id must be
+/// older than those of the threads it creates (the main thread is `T0`).
+pub fn ensure_buf() {
+    TLS.with(|t| {
+        buf_of(t);
+    });
+}
+
+/// A new thread id (for `pthread_create`, which records the fork before the thread runs).
+pub fn new_tid() -> u32 {
+    NEXT_TID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Creates the calling thread's buffer with id `tid` and registers it.
+#[cold]
+#[inline(never)]
+pub fn create_buf(t: &Tls, tid: u32) -> *mut ThreadBuf {
+    let b: *mut ThreadBuf = map(core::mem::size_of::<ThreadBuf>()).cast();
+    let c = new_chunk();
+    unsafe {
+        // The mapping is zeroed: every other field starts as 0 / null / false.
+        (*b).tid = tid;
+        (*b).first = c;
+        (*b).cur = c;
+        let mut head = THREADS.load(Ordering::Relaxed);
+        loop {
+            (*b).next_thread = head;
+            match THREADS.compare_exchange_weak(head, b, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(h) => head = h,
+            }
+        }
+    }
+    t.buf.set(b);
+    b
+}
+
+#[inline]
+fn buf_of(t: &Tls) -> *mut ThreadBuf {
+    let b = t.buf.get();
+    if b.is_null() {
+        create_buf(t, new_tid())
+    } else {
+        b
+    }
+}
+
+/// Appends a record to `b` (owned by the calling thread).
+#[inline]
+unsafe fn push(b: *mut ThreadBuf, rec: Rec) {
+    let mut c = (*b).cur;
+    let mut n = (*c).len.load(Ordering::Relaxed);
+    if n == CHUNK_RECS {
+        c = grow(b);
+        n = 0;
+    }
+    (*c).recs.as_mut_ptr().add(n).write(rec);
+    (*c).len.store(n + 1, Ordering::Release);
+}
+
+#[cold]
+#[inline(never)]
+unsafe fn grow(b: *mut ThreadBuf) -> *mut Chunk {
+    let c = new_chunk();
+    (*(*b).cur).next.store(c, Ordering::Release);
+    (*b).cur = c;
+    c
+}
+
+#[inline]
+fn info(kind: Kind, ns: u8, low: u64) -> u64 {
+    (kind as u64) << 56 | (ns as u64) << 48 | (low & LOW48)
+}
+
+/// Runs `f` with the calling thread's buffer unless the thread is already inside the
+/// runtime or the trace is being written; returns whether it ran.
+#[inline]
+pub fn with_buf(f: impl FnOnce(*mut ThreadBuf)) -> bool {
+    if FINISHED.load(Ordering::Relaxed) {
+        return false;
+    }
+    TLS.with(|t| {
+        if t.busy.get() {
+            return false;
+        }
+        t.busy.set(true);
+        f(buf_of(t));
+        t.busy.set(false);
+        true
+    })
+}
+
+/// Records one event.
+#[inline]
+pub fn record(kind: Kind, ns: u8, addr: usize, pc: usize) {
+    with_buf(|b| unsafe { push_now(b, kind, ns, addr, pc) });
+}
+
+/// Stamps and appends one event (the caller holds the buffer through [`with_buf`]).
+#[inline]
+pub unsafe fn push_now(b: *mut ThreadBuf, kind: Kind, ns: u8, addr: usize, pc: usize) {
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    push(
+        b,
+        Rec {
+            seq,
+            addr: addr as u64,
+            info: info(kind, ns, pc as u64),
+        },
+    );
+}
+
+/// Records a memory access unless the thread ignores accesses.
+#[inline]
+pub fn access(write: bool, addr: usize, pc: usize) {
+    if FINISHED.load(Ordering::Relaxed) {
+        return;
+    }
+    TLS.with(|t| {
+        if t.busy.get() || t.ignore.get() > 0 {
+            return;
+        }
+        t.busy.set(true);
+        let b = buf_of(t);
+        let kind = if write { Kind::Write } else { Kind::Read };
+        unsafe { push_now(b, kind, ns::MEM, addr, pc) };
+        t.busy.set(false);
+    })
+}
+
+/// Records an access to `[addr, addr + size)` as one access per 4-byte word it touches
+/// (named by the word's address), with consecutive stamps.
+pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
+    if size == 0 || FINISHED.load(Ordering::Relaxed) {
+        return;
+    }
+    TLS.with(|t| {
+        if t.busy.get() || t.ignore.get() > 0 {
+            return;
+        }
+        t.busy.set(true);
+        let b = buf_of(t);
+        let first = addr & !3;
+        let end = addr.saturating_add(size);
+        let words = (end - first).div_ceil(4) as u64;
+        let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
+        let kind = if write { Kind::Write } else { Kind::Read };
+        for i in 0..words {
+            unsafe {
+                push(
+                    b,
+                    Rec {
+                        seq: seq0 + i,
+                        addr: (first + 4 * i as usize) as u64,
+                        info: info(kind, ns::MEM, pc as u64),
+                    },
+                )
+            };
+        }
+        t.busy.set(false);
+    })
+}
+
+/// Records that `[addr, addr + size)` holds new variables from now on.
+pub fn retire(addr: usize, size: usize) {
+    if size > 0 {
+        record(Kind::Retire, ns::MEM, addr, size.min(LOW48 as usize));
+    }
+}
+
+impl ThreadBuf {
+    /// Notes that this thread now holds rwlock `rw` for writing.
+    pub fn push_write_held(&mut self, rw: usize) {
+        if self.n_write_held < MAX_WRITE_HELD {
+            self.write_held[self.n_write_held] = rw;
+            self.n_write_held += 1;
+        } else {
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                say(b"racepred-rt: a thread holds more than 32 rwlocks for writing; the trace may be ill-formed\n");
+            }
+        }
+    }
+
+    /// Whether this thread holds rwlock `rw` for writing; if so, forgets it (the unlock).
+    pub fn take_write_held(&mut self, rw: usize) -> bool {
+        let n = self.n_write_held;
+        match self.write_held[..n].iter().rposition(|&x| x == rw) {
+            Some(i) => {
+                self.write_held.copy_within(i + 1..n, i);
+                self.n_write_held = n - 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remembers a relaxed load of `a` for the next acquire fence.
+    pub fn note_relaxed_load(&mut self, a: usize) {
+        let n = self.n_relaxed_loads;
+        if self.relaxed_loads[..n.min(RELAXED_LOADS)].contains(&a) {
+            return;
+        }
+        self.relaxed_loads[n % RELAXED_LOADS] = a;
+        self.n_relaxed_loads = n + 1;
+    }
+
+    /// The relaxed loads since the last acquire fence (forgotten by this call).
+    pub fn take_relaxed_loads(&mut self) -> ([usize; RELAXED_LOADS], usize) {
+        let n = self.n_relaxed_loads.min(RELAXED_LOADS);
+        self.n_relaxed_loads = 0;
+        (self.relaxed_loads, n)
+    }
+}
+
+/// A snapshot of one thread's records, for the merge.
+pub struct Snapshot {
+    pub tid: u32,
+    /// `(chunk records, count)` in order.
+    pub chunks: Vec<(*const Rec, usize)>,
+}
+
+/// Snapshots every thread's buffer (after [`FINISHED`] is set).
+pub fn snapshot() -> Vec<Snapshot> {
+    let mut out = Vec::new();
+    let mut b = THREADS.load(Ordering::Acquire);
+    while !b.is_null() {
+        unsafe {
+            let mut chunks = Vec::new();
+            let mut c = (*b).first;
+            while !c.is_null() {
+                let n = (*c).len.load(Ordering::Acquire);
+                chunks.push(((*c).recs.as_ptr(), n));
+                c = (*c).next.load(Ordering::Acquire);
+            }
+            out.push(Snapshot {
+                tid: (*b).tid,
+                chunks,
+            });
+            b = (*b).next_thread;
+        }
+    }
+    out.sort_by_key(|s| s.tid);
+    out
+}
+
+impl Snapshot {
+    /// The records in stamp order.
+    pub fn iter(&self) -> impl Iterator<Item = &Rec> + '_ {
+        self.chunks
+            .iter()
+            .flat_map(|&(p, n)| unsafe { core::slice::from_raw_parts(p, n) }.iter())
+    }
+}

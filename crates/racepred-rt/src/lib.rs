@@ -1,0 +1,54 @@
+//! racepred's recording runtime: a drop-in `libtsan.so.2` that writes the trace of a
+//! program built with `gcc -fsanitize=thread` (or clang with `-shared-libsan`) instead of
+//! detecting races in it. `racepred record -- PROG ARGS` puts the directory holding it
+//! first on `LD_LIBRARY_PATH`; the program is not rebuilt or relinked.
+//!
+//! - [`access`]: the compiler's memory-access calls (`__tsan_read4` …) → `r` / `w`.
+//! - [`atomics`]: `__tsan_atomic*`, performed here → `vr` / `vw` by memory order.
+//! - [`sync`]: interposed pthread, semaphore, `free` / `realloc` and `_exit` functions →
+//!   `acq` / `rel`, `fork` / `join`, `vr` / `vw`, retired variables (SSHB §3's accurate
+//!   instrumentation of locks: Kai Stadtmüller, Martin Sulzmann, Peter Thiemann, "Data
+//!   Race Prediction for Inaccurate Traces", ../shared/papers/sshb-inaccurate-traces.txt).
+//! - [`annotations`]: ThreadSanitizer's annotation interface.
+//! - [`buf`]: per-thread buffers stamped from one global sequence; [`finish`] merges them
+//!   at exit, [`symbols`] names locations `file:line:col`.
+//!
+//! Rules every hook follows: no `malloc`, no lock but an atomic's stripe spin lock, a
+//! per-thread reentrancy flag (a hook reached from inside the runtime, e.g. from a signal
+//! handler or the final merge, only forwards), and no panic (a panic cannot unwind out of
+//! an `extern "C"` function: it aborts the program).
+
+pub mod access;
+pub mod annotations;
+pub mod atomics;
+pub mod buf;
+pub mod finish;
+pub mod symbols;
+pub mod sync;
+mod tramp;
+
+use std::sync::atomic::Ordering;
+
+/// Called by the program's `.preinit_array` and by every instrumented module's
+/// constructor. The environment may not be readable yet: only the process ids are taken
+/// here, the output is opened at the end.
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_init() {
+    if finish::INIT_PID.load(Ordering::Relaxed) == 0 {
+        finish::INIT_PID.store(unsafe { libc::getpid() }, Ordering::Relaxed);
+        finish::INIT_PPID.store(unsafe { libc::getppid() }, Ordering::Relaxed);
+        // The main thread is `T0`.
+        buf::ensure_buf();
+    }
+}
+
+/// The trace is written by this library's destructor, which the loader runs at `exit`
+/// after the program's `atexit` handlers and static destructors (and `_exit` writes it
+/// itself).
+extern "C" fn at_unload() {
+    finish::finish();
+}
+
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static FINI: extern "C" fn() = at_unload;

@@ -1,0 +1,127 @@
+//! Return addresses → `file:line:col`, at the end of the run.
+//!
+//! The module table comes from `dl_iterate_phdr` (the executable, PIE or not, and every
+//! shared library with its load bias and `PT_LOAD` ranges; the same facts as
+//! `/proc/self/maps`, without parsing). An address `pc` (a return address) is looked up
+//! at `pc - 1`, inside the call instruction, as `pc - 1 - bias` in its module's DWARF with
+//! the `addr2line` crate. Of the inlined frames there, the innermost one outside the
+//! system headers (`/usr/include`, `/usr/lib`) names the location, so an access inside an
+//! inlined `std::vector` method is reported at the user's line that called it. Without
+//! debug information the location is `module+0xoffset`.
+
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+struct Module {
+    path: PathBuf,
+    bias: u64,
+    /// `[start, end)` of its loaded segments (run-time addresses).
+    ranges: Vec<(u64, u64)>,
+}
+
+unsafe extern "C" fn collect(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    let mods = &mut *(data as *mut Vec<Module>);
+    let info = &*info;
+    let name = if info.dlpi_name.is_null() {
+        &[][..]
+    } else {
+        CStr::from_ptr(info.dlpi_name).to_bytes()
+    };
+    let path = if name.is_empty() {
+        // The executable (the first entry) has no name here.
+        if !mods.is_empty() {
+            return 0;
+        }
+        match std::fs::read_link("/proc/self/exe") {
+            Ok(p) => p,
+            Err(_) => return 0,
+        }
+    } else {
+        PathBuf::from(std::ffi::OsStr::from_encoded_bytes_unchecked(name))
+    };
+    let bias = info.dlpi_addr;
+    let mut ranges = Vec::new();
+    for i in 0..info.dlpi_phnum as usize {
+        let ph = &*info.dlpi_phdr.add(i);
+        if ph.p_type == libc::PT_LOAD {
+            let start = bias.wrapping_add(ph.p_vaddr);
+            ranges.push((start, start.wrapping_add(ph.p_memsz)));
+        }
+    }
+    mods.push(Module { path, bias, ranges });
+    0
+}
+
+/// Names of the given return addresses (absent: not in any module).
+pub fn symbolise(pcs: impl IntoIterator<Item = u64>) -> FxHashMap<u64, String> {
+    let mut mods: Vec<Module> = Vec::new();
+    unsafe {
+        libc::dl_iterate_phdr(Some(collect), (&mut mods as *mut Vec<Module>).cast());
+    }
+    let cwd = std::env::current_dir().ok();
+    let mut loaders: FxHashMap<usize, Option<addr2line::Loader>> = FxHashMap::default();
+    let mut out = FxHashMap::default();
+    for pc in pcs {
+        let probe = pc.wrapping_sub(1);
+        let Some(mi) = mods
+            .iter()
+            .position(|m| m.ranges.iter().any(|&(s, e)| s <= probe && probe < e))
+        else {
+            continue;
+        };
+        let m = &mods[mi];
+        let svma = probe.wrapping_sub(m.bias);
+        let loader = loaders
+            .entry(mi)
+            .or_insert_with(|| addr2line::Loader::new(&m.path).ok());
+        let name = loader
+            .as_ref()
+            .and_then(|l| source_line(l, svma, cwd.as_deref()))
+            .unwrap_or_else(|| {
+                let base = m.path.file_name().unwrap_or(m.path.as_os_str());
+                format!("{}+{:#x}", base.to_string_lossy(), svma)
+            });
+        out.insert(pc, name);
+    }
+    out
+}
+
+fn is_system(file: &str) -> bool {
+    file.starts_with("/usr/include/") || file.starts_with("/usr/lib/")
+}
+
+/// `file:line:col` of `svma`: the innermost inlined frame outside the system headers, else
+/// the innermost frame with a line.
+fn source_line(l: &addr2line::Loader, svma: u64, cwd: Option<&Path>) -> Option<String> {
+    let mut frames = l.find_frames(svma).ok()?;
+    let mut first: Option<(String, u32, u32)> = None;
+    let mut chosen = None;
+    while let Ok(Some(f)) = frames.next() {
+        let Some(loc) = f.location else { continue };
+        let (Some(file), Some(line)) = (loc.file, loc.line) else {
+            continue;
+        };
+        let here = (file.to_string(), line, loc.column.unwrap_or(0));
+        if !is_system(file) {
+            chosen = Some(here);
+            break;
+        }
+        first.get_or_insert(here);
+    }
+    let (file, line, col) = chosen.or(first)?;
+    let shown = match cwd.and_then(|c| Path::new(&file).strip_prefix(c).ok()) {
+        Some(rel) => rel.to_string_lossy().into_owned(),
+        None => file,
+    };
+    Some(if col > 0 {
+        format!("{shown}:{line}:{col}")
+    } else {
+        format!("{shown}:{line}")
+    })
+}
