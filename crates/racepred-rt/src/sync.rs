@@ -30,8 +30,9 @@
 //! Readers of a rwlock hold it together, which a lock cannot say in a well-formed trace;
 //! they synchronise with writers only, through `vw`→`vr` edges on two variables per
 //! rwlock, while writers still exclude each other as a lock (so predictive analyses may
-//! reorder their critical sections). `pthread_cond_signal` / `_broadcast`,
-//! `pthread_detach` and `pthread_exit` are not interposed: they record nothing. The
+//! reorder their critical sections). `pthread_cond_signal` / `_broadcast` record nothing
+//! (they are defined here only to reach the right glibc version, see `forward!`);
+//! `pthread_detach` and `pthread_exit` are not interposed. The
 //! happens-before a condition variable carries is the mutex's (ThreadSanitizer's choice
 //! too: a `sig`→`wait` edge would hide races after a spurious or timed-out wakeup), a
 //! detach orders nothing, and a thread's end is covered by `pthread_create`'s wrapper.
@@ -504,6 +505,47 @@ unsafe extern "C" fn cond_clockwait_impl(c: Cond, m: Mutex, clk: c_int, t: Ts, p
 hook!("rdx", fn pthread_cond_wait(c: Cond, m: Mutex) -> c_int => cond_wait_impl);
 hook!("rcx", fn pthread_cond_timedwait(c: Cond, m: Mutex, t: Ts) -> c_int => cond_timedwait_impl);
 hook!("r8", fn pthread_cond_clockwait(c: Cond, m: Mutex, clk: c_int, t: Ts) -> c_int => cond_clockwait_impl);
+
+// A program built with `-fsanitize=thread` was linked against gcc's libtsan, which defines
+// every function it intercepts without a symbol version, so the program's references to
+// them carry none. The loader binds an unversioned reference to a library's *oldest*
+// version: for the functions below that is an old glibc ABI (`pthread_cond_*@GLIBC_2.2.5`
+// uses another condition-variable layout than `pthread_cond_wait@GLIBC_2.3.2`; the old
+// `realpath` rejects a null buffer …). These definitions forward to the current ones.
+macro_rules! forward {
+    ($($slot:ident = $real:expr; fn $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*) => {$(
+        static $slot: Real = $real;
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $r {
+            real!($slot: fn($($t),*) -> $r)($($a),*)
+        }
+    )*};
+}
+type P = *mut c_void;
+forward! {
+    REAL_COND_INIT = Real::versioned(c"pthread_cond_init", c"GLIBC_2.3.2");
+        fn pthread_cond_init(c: Cond, attr: P) -> c_int;
+    REAL_COND_DESTROY = Real::versioned(c"pthread_cond_destroy", c"GLIBC_2.3.2");
+        fn pthread_cond_destroy(c: Cond) -> c_int;
+    REAL_COND_SIGNAL = Real::versioned(c"pthread_cond_signal", c"GLIBC_2.3.2");
+        fn pthread_cond_signal(c: Cond) -> c_int;
+    REAL_COND_BROADCAST = Real::versioned(c"pthread_cond_broadcast", c"GLIBC_2.3.2");
+        fn pthread_cond_broadcast(c: Cond) -> c_int;
+    REAL_REALPATH = Real::new(c"realpath");
+        fn realpath(path: P, resolved: P) -> P;
+    REAL_REGEXEC = Real::new(c"regexec");
+        fn regexec(re: P, s: P, n: usize, m: P, flags: c_int) -> c_int;
+    REAL_GLOB = Real::new(c"glob");
+        fn glob(pat: P, flags: c_int, err: P, g: P) -> c_int;
+    REAL_GLOB64 = Real::new(c"glob64");
+        fn glob64(pat: P, flags: c_int, err: P, g: P) -> c_int;
+    REAL_FMEMOPEN = Real::new(c"fmemopen");
+        fn fmemopen(b: P, n: usize, mode: P) -> P;
+    REAL_POSIX_SPAWN = Real::new(c"posix_spawn");
+        fn posix_spawn(pid: P, path: P, fa: P, attr: P, argv: P, envp: P) -> c_int;
+    REAL_POSIX_SPAWNP = Real::new(c"posix_spawnp");
+        fn posix_spawnp(pid: P, file: P, fa: P, attr: P, argv: P, envp: P) -> c_int;
+}
 
 // ---------------------------------------------------------------------------------------
 // Barriers, semaphores, once
