@@ -50,6 +50,30 @@ pub enum Command {
     /// Check a witness schedule written by `analyze -a mcm|recipe|recipe-alt --witness DIR`
     /// against its trace, without any solver (exit 0: it replays, 1: it does not).
     Replay(ReplayArgs),
+    /// Run a C/C++ program built with `-fsanitize=thread` under racepred's runtime (our own
+    /// libtsan.so.2) and write the trace of the run (`racepred record -o p.rpb -- ./p ARGS`).
+    /// Exit status: the program's.
+    Record(RecordArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Trace to write: binary (`.rpb`) or STD (`.std`) by extension, compressed by
+    /// `.gz`/`.xz`/`.zst`. Default: PROGRAM.rpb in the working directory.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The runtime library (`libracepred_rt.so`); default: `$RACEPRED_RT`, else the one
+    /// beside the racepred executable.
+    #[arg(long, value_name = "FILE")]
+    pub runtime: Option<PathBuf>,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug)]

@@ -40,6 +40,7 @@ pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
         Command::Sample(a) => sample(a),
         Command::Elide(a) => elide(a),
         Command::Replay(a) => crate::smt::replay(a),
+        Command::Record(a) => crate::record::record(a),
     }
 }
 

@@ -7,6 +7,7 @@ mod commands;
 mod locations;
 mod outfile;
 mod progress;
+mod record;
 mod smt;
 
 use std::process::ExitCode;

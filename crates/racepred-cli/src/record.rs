@@ -1,0 +1,109 @@
+//! `racepred record`: run a program built with `-fsanitize=thread` with racepred's runtime
+//! (crates/racepred-rt) in place of gcc's `libtsan.so.2`, and check that it wrote a trace.
+//!
+//! The program is not changed: a temporary directory holding `libtsan.so.2` (a symbolic
+//! link to `libracepred_rt.so`) goes first on `LD_LIBRARY_PATH`, so only programs that
+//! need `libtsan.so.2` load it (an uninstrumented shell or helper started by the program
+//! does not). The runtime writes the trace at exit to `$RACEPRED_RECORD_OUT`;
+//! `$RACEPRED_RECORD_PPID` (this process) tells the program itself from processes it
+//! starts, which write `NAME.PID.EXT` beside the trace.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use crate::args::RecordArgs;
+
+const RUNTIME: &str = "libracepred_rt.so";
+
+fn find_runtime(given: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = given
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("RACEPRED_RT").map(PathBuf::from))
+    {
+        if !p.is_file() {
+            bail!("the runtime {} does not exist", p.display());
+        }
+        return Ok(std::fs::canonicalize(&p)?);
+    }
+    let exe = std::env::current_exe().context("cannot find the racepred executable")?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let lib = dir.join(RUNTIME);
+    if lib.is_file() {
+        return Ok(std::fs::canonicalize(&lib)?);
+    }
+    bail!(
+        "racepred's runtime {RUNTIME} is not beside {}: build it with `cargo build --release -p racepred-rt` (a plain `cargo build --release` builds it too) or name it with --runtime FILE",
+        exe.display()
+    )
+}
+
+/// (device, inode, modification time) of an existing file, to tell a fresh trace from a
+/// stale one (the runtime writes through a temporary file and a rename: a new inode).
+fn identity(p: &Path) -> Option<(u64, u64, i64, i64)> {
+    std::fs::metadata(p)
+        .ok()
+        .map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec()))
+}
+
+pub fn record(a: RecordArgs) -> Result<ExitCode> {
+    let runtime = find_runtime(a.runtime.as_deref())?;
+    let program = PathBuf::from(&a.command[0]);
+    let output = match a.output {
+        Some(o) => o,
+        None => {
+            let stem = program
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "trace".into());
+            PathBuf::from(format!("{stem}.rpb"))
+        }
+    };
+    let output = std::path::absolute(&output)
+        .with_context(|| format!("cannot resolve {}", output.display()))?;
+    if output.file_name().is_none() {
+        bail!("{}: not a file name", output.display());
+    }
+    let before = identity(&output);
+
+    let dir = std::env::temp_dir().join(format!("racepred-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let link = dir.join("libtsan.so.2");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&runtime, &link)
+        .with_context(|| format!("cannot create {}", link.display()))?;
+    let mut path = OsString::from(&dir);
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+        path.push(":");
+        path.push(old);
+    }
+    let status = std::process::Command::new(&a.command[0])
+        .args(&a.command[1..])
+        .env("LD_LIBRARY_PATH", path)
+        .env("RACEPRED_RECORD_OUT", &output)
+        .env("RACEPRED_RECORD_PPID", std::process::id().to_string())
+        .status();
+    let _ = std::fs::remove_dir_all(&dir);
+    let status = status.with_context(|| format!("cannot run {}", program.display()))?;
+
+    let after = identity(&output);
+    if after.is_none() || after == before {
+        bail!(
+            "{} wrote no trace to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit or by returning from main (a fatal signal writes nothing)?",
+            program.display(),
+            output.display()
+        );
+    }
+    Ok(match (status.code(), status.signal()) {
+        (Some(c), _) => ExitCode::from(c.clamp(0, 255) as u8),
+        (None, Some(sig)) => {
+            eprintln!("racepred: {} was killed by signal {sig}", program.display());
+            ExitCode::from((128 + sig).clamp(0, 255) as u8)
+        }
+        _ => ExitCode::from(2),
+    })
+}
