@@ -51,7 +51,8 @@ pub enum Command {
     /// against its trace, without any solver (exit 0: it replays, 1: it does not).
     Replay(ReplayArgs),
     /// Run a C/C++ program built with `-fsanitize=thread` under racepred's runtime (our own
-    /// libtsan.so.2) and write the trace of the run (`racepred record -o p.rpb -- ./p ARGS`).
+    /// libtsan.so.2) and write the trace of the run (`racepred record -o p.rpb -- ./p ARGS`),
+    /// or run an analysis inside it (`--online fasttrack`, `--online pacer --rate 0.03`).
     /// Exit status: the program's.
     Record(RecordArgs),
 }
@@ -59,9 +60,23 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct RecordArgs {
     /// Trace to write: binary (`.rpb`) or STD (`.std`) by extension, compressed by
-    /// `.gz`/`.xz`/`.zst`. Default: PROGRAM.rpb in the working directory.
+    /// `.gz`/`.xz`/`.zst`. Default: PROGRAM.rpb in the working directory. With --online:
+    /// the report (JSON if FILE ends in `.json`, else text); default: standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Analyse inside the program instead of writing a trace, and report at exit:
+    /// fasttrack, pacer (with --rate), hb or shb.
+    #[arg(long, value_name = "ANALYSIS", value_parser = ["fasttrack", "pacer", "hb", "shb"])]
+    pub online: Option<String>,
+    /// --online pacer: sampling rate in [0, 1].
+    #[arg(long, default_value_t = 1.0, requires = "online")]
+    pub rate: f64,
+    /// --online pacer: sampling period length in operations.
+    #[arg(long, default_value_t = PacerConfig::DEFAULT_PERIOD, requires = "online")]
+    pub period: u64,
+    /// --online pacer: seed of the sampler.
+    #[arg(long, default_value_t = 0, requires = "online")]
+    pub seed: u64,
     /// The runtime library (`libracepred_rt.so`); default: `$RACEPRED_RT`, else the one
     /// beside the racepred executable.
     #[arg(long, value_name = "FILE")]

@@ -7,6 +7,11 @@
 //! does not). The runtime writes the trace at exit to `$RACEPRED_RECORD_OUT`;
 //! `$RACEPRED_RECORD_PPID` (this process) tells the program itself from processes it
 //! starts, which write `NAME.PID.EXT` beside the trace.
+//!
+//! `--online ANALYSIS` sets `$RACEPRED_ONLINE` (and PACER's `$RACEPRED_ONLINE_RATE`,
+//! `_PERIOD`, `_SEED`): the runtime then analyses inside the program (crates/racepred-rt
+//! `online.rs`) and writes the report where the trace would have gone; without `-o` that
+//! is a temporary file printed here on standard output after the program ends.
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
@@ -53,8 +58,19 @@ fn identity(p: &Path) -> Option<(u64, u64, i64, i64)> {
 pub fn record(a: RecordArgs) -> Result<ExitCode> {
     let runtime = find_runtime(a.runtime.as_deref())?;
     let program = PathBuf::from(&a.command[0]);
+    if !(0.0..=1.0).contains(&a.rate) {
+        bail!("--rate {} is not in [0, 1]", a.rate);
+    }
+    if a.period == 0 {
+        bail!("--period must be at least 1");
+    }
+    let dir = std::env::temp_dir().join(format!("racepred-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Online without -o: the report goes to a file of ours, printed when the program ends.
+    let print_report = a.online.is_some() && a.output.is_none();
     let output = match a.output {
         Some(o) => o,
+        None if print_report => dir.join("report.txt"),
         None => {
             let stem = program
                 .file_name()
@@ -70,8 +86,6 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
     }
     let before = identity(&output);
 
-    let dir = std::env::temp_dir().join(format!("racepred-rt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let link = dir.join("libtsan.so.2");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(&runtime, &link)
@@ -81,21 +95,44 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
         path.push(":");
         path.push(old);
     }
-    let status = std::process::Command::new(&a.command[0])
-        .args(&a.command[1..])
+    let mut cmd = std::process::Command::new(&a.command[0]);
+    cmd.args(&a.command[1..])
         .env("LD_LIBRARY_PATH", path)
         .env("RACEPRED_RECORD_OUT", &output)
         .env("RACEPRED_RECORD_PPID", std::process::id().to_string())
-        .status();
+        .env_remove("RACEPRED_ONLINE")
+        .env_remove("RACEPRED_RECORD_PRINTS");
+    if let Some(analysis) = &a.online {
+        cmd.env("RACEPRED_ONLINE", analysis)
+            .env("RACEPRED_ONLINE_RATE", a.rate.to_string())
+            .env("RACEPRED_ONLINE_PERIOD", a.period.to_string())
+            .env("RACEPRED_ONLINE_SEED", a.seed.to_string());
+        if print_report {
+            cmd.env("RACEPRED_RECORD_PRINTS", "1");
+        }
+    }
+    let status = cmd.status();
+    let after = identity(&output);
+    let report = if print_report && after.is_some() {
+        Some(std::fs::read(&output).with_context(|| format!("cannot read {}", output.display())))
+    } else {
+        None
+    };
     let _ = std::fs::remove_dir_all(&dir);
     let status = status.with_context(|| format!("cannot run {}", program.display()))?;
 
-    let after = identity(&output);
+    if let Some(report) = report {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&report?)?;
+        out.flush()?;
+    }
     if after.is_none() || after == before {
+        let what = if a.online.is_some() { "report" } else { "trace" };
         bail!(
-            "{} wrote no trace to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit or by returning from main (a fatal signal writes nothing)?",
+            "{} wrote no {what} to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit or by returning from main (a fatal signal writes nothing)?",
             program.display(),
-            output.display()
+            if print_report { "standard output".into() } else { output.display().to_string() }
         );
     }
     Ok(match (status.code(), status.signal()) {

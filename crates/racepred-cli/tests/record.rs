@@ -54,11 +54,17 @@ fn setup() -> Option<&'static Path> {
     .as_deref()
 }
 
-/// Compiles `name`, records a run into `NAME.EXT`, validates it; returns the trace.
-fn record(name: &str, ext: &str) -> Option<PathBuf> {
+/// Compiles `name` with `-fsanitize=thread`; returns the executable.
+fn compile(name: &str) -> Option<PathBuf> {
+    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let dir = setup()?;
     let stem = name.split('.').next().unwrap();
     let exe = dir.join(stem);
+    // Tests run in parallel and share programs: compile each once, one at a time.
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built.iter().any(|b| b == name) {
+        return Some(exe);
+    }
     let cxx = name.ends_with(".cc");
     let mut cc = Command::new(if cxx { "g++" } else { "gcc" });
     if cxx {
@@ -76,7 +82,15 @@ fn record(name: &str, ext: &str) -> Option<PathBuf> {
         "{name}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let trace = dir.join(format!("{stem}.{ext}"));
+    built.push(name.to_string());
+    Some(exe)
+}
+
+/// Compiles `name`, records a run into `NAME.EXT`, validates it; returns the trace.
+fn record(name: &str, ext: &str) -> Option<PathBuf> {
+    let exe = compile(name)?;
+    let stem = name.split('.').next().unwrap();
+    let trace = exe.with_file_name(format!("{stem}.{ext}"));
     let out = racepred()
         .arg("record")
         .arg("-o")
@@ -215,4 +229,97 @@ fn program_without_the_runtime_is_an_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no trace"));
+}
+
+/// `racepred record --online ANALYSIS ARGS -- PROG`: (report on standard output, stderr).
+fn online(name: &str, analysis: &[&str]) -> Option<(String, String)> {
+    let exe = compile(name)?;
+    let out = racepred()
+        .args(["record", "--online"])
+        .args(analysis)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{name} under record --online {analysis:?}: {:?}\n{err}",
+        out.status
+    );
+    assert!(err.contains("racepred: analysed"), "{err}");
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), err))
+}
+
+#[test]
+fn online_fasttrack_and_pacer_report_the_racy_counter() {
+    let main = format!("racy.c:{}:", line_of("racy.c", "RACE-MAIN"));
+    let worker = format!("racy.c:{}:", line_of("racy.c", "RACE-WORKER"));
+    for analysis in [
+        &["fasttrack"][..],
+        &["hb"],
+        &["shb"],
+        &["pacer", "--rate", "1"],
+    ] {
+        let Some((report, _)) = online("racy.c", analysis) else {
+            return;
+        };
+        // The program prints the counter first, then the report follows.
+        let head = format!("\n{}: ", analysis[0]);
+        assert!(report.contains(&head), "{report}");
+        assert!(report.contains("racy event"), "{analysis:?}:\n{report}");
+        assert!(
+            report.contains(&main) || report.contains(&worker),
+            "{analysis:?}:\n{report}"
+        );
+    }
+    // Nothing sampled, nothing reported.
+    let Some((report, _)) = online("racy.c", &["pacer", "--rate", "0"]) else {
+        return;
+    };
+    assert!(report.contains("\npacer: no races"), "{report}");
+}
+
+#[test]
+fn online_report_as_json_file() {
+    let Some(exe) = compile("racy.c") else {
+        return;
+    };
+    let json = exe.with_file_name("racy-online.json");
+    let out = racepred()
+        .args(["record", "--online", "fasttrack", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout.starts_with(b"2\n"), "the program's output only");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["analysis"], "fasttrack");
+    assert!(!v["racy_events"].as_array().unwrap().is_empty(), "{v}");
+    let loc = v["racy_location_groups"][0]["loc"].as_str().unwrap();
+    assert!(loc.contains("racy.c:"), "{loc}");
+}
+
+#[test]
+fn online_analyses_find_no_race_in_race_free_programs() {
+    for name in [
+        "mutex.c",
+        "condvar.c",
+        "rwlock.c",
+        "barrier_sem.c",
+        "atomics.c",
+        "threads.cc",
+    ] {
+        for analysis in [&["fasttrack"][..], &["pacer", "--rate", "1"]] {
+            let Some((report, _)) = online(name, analysis) else {
+                return;
+            };
+            assert!(
+                report.starts_with(&format!("{}: no races", analysis[0])),
+                "{name} {analysis:?}:\n{report}"
+            );
+        }
+    }
 }

@@ -86,6 +86,14 @@ const LOW48: u64 = (1 << 48) - 1;
 
 impl Rec {
     #[inline]
+    pub fn new(seq: u64, kind: Kind, ns: u8, addr: u64, low: u64) -> Rec {
+        Rec {
+            seq,
+            addr,
+            info: info(kind, ns, low),
+        }
+    }
+    #[inline]
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_u8((self.info >> 56) as u8)
     }
@@ -307,6 +315,10 @@ pub fn record(kind: Kind, ns: u8, addr: usize, pc: usize) {
 /// Stamps and appends one event (the caller holds the buffer through [`with_buf`]).
 #[inline]
 pub unsafe fn push_now(b: *mut ThreadBuf, kind: Kind, ns: u8, addr: usize, pc: usize) {
+    if crate::online::online() {
+        crate::online::events((*b).tid, kind, ns, addr, 0, 1, pc);
+        return;
+    }
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
     push(
         b,
@@ -351,8 +363,13 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
         let first = addr & !3;
         let end = addr.saturating_add(size);
         let words = (end - first).div_ceil(4) as u64;
-        let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
         let kind = if write { Kind::Write } else { Kind::Read };
+        if crate::online::online() {
+            crate::online::events(unsafe { (*b).tid }, kind, ns::MEM, first, 4, words as usize, pc);
+            t.busy.set(false);
+            return;
+        }
+        let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
         for i in 0..words {
             unsafe {
                 push(

@@ -8,20 +8,18 @@
 //! `fork`ed or `exec`ed, told apart by `$RACEPRED_RECORD_PPID`) writes `NAME.PID.EXT`
 //! beside it instead of overwriting the main trace.
 //!
-//! Names: threads `T0` (the first thread to record, normally `main`), `T1`, … in creation
-//! order; a variable is its address (`0x5581a8c4e010`; after its memory was freed and
-//! reused, `0x5581a8c4e010~1`, `~2`, …), synchronisation variables
-//! `rwlock-w:ADDR`, `rwlock-r:ADDR`, `barrier:ADDR`, `sem:ADDR`, `once:ADDR`, `sync:ADDR`;
-//! a lock is its address; a location is `file:line:col`.
+//! Names: see [`crate::convert`]. In online mode ([`crate::online`]) the same path receives
+//! the analysis's report instead of a trace.
 
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use racepred::trace::{Event, Format, LocId, NameKind, Names, Op, ThreadId};
-use rustc_hash::{FxHashMap, FxHashSet};
+use racepred::trace::{Format, NameKind};
+use rustc_hash::FxHashSet;
 
-use crate::buf::{self, ns, Kind, Rec, FINISHED, TLS};
+use crate::buf::{self, Kind, FINISHED, TLS};
+use crate::convert::Converter;
 
 /// The process id and parent process id when the runtime started (0: `__tsan_init` never
 /// ran).
@@ -35,6 +33,24 @@ pub fn finish() {
     }
     TLS.with(|t| t.busy.set(true));
     let path = output_path();
+    if let Some(r) = crate::online::finish(&path) {
+        match r {
+            Ok((events, races)) => {
+                // `racepred record --online` without `-o` prints the report itself.
+                let at = match env("RACEPRED_RECORD_PRINTS") {
+                    Some(_) => String::new(),
+                    None => format!("; report in {}", path.display()),
+                };
+                let s = if races == 1 { "" } else { "s" };
+                buf::say(
+                    format!("racepred: analysed {events} events online: {races} racy location{s}{at}\n")
+                        .as_bytes(),
+                )
+            }
+            Err(e) => buf::say(format!("racepred: could not write the report: {e}\n").as_bytes()),
+        }
+        return;
+    }
     match write_trace(&path) {
         Ok(s) => buf::say(
             format!(
@@ -95,62 +111,6 @@ struct Summary {
     locks: usize,
 }
 
-/// Variable ids of addresses, with retirement.
-struct Vars {
-    /// Live memory variables by address.
-    live: BTreeMap<u64, u32>,
-    /// Times an address was retired (its next variable's suffix).
-    generation: FxHashMap<u64, u32>,
-    /// Synchronisation variables by (name space, address); never retired.
-    sync: FxHashMap<(u8, u64), u32>,
-}
-
-impl Vars {
-    fn mem(&mut self, addr: u64, names: &mut Names) -> u32 {
-        if let Some(&v) = self.live.get(&addr) {
-            return v;
-        }
-        let name = match self.generation.get(&addr) {
-            None => format!("{addr:#x}"),
-            Some(g) => format!("{addr:#x}~{g}"),
-        };
-        let v = names.table_mut(NameKind::Var).intern(name.as_bytes());
-        self.live.insert(addr, v);
-        v
-    }
-
-    fn sync(&mut self, space: u8, addr: u64, names: &mut Names) -> u32 {
-        if space == ns::MEM {
-            return self.mem(addr, names);
-        }
-        *self.sync.entry((space, addr)).or_insert_with(|| {
-            let prefix = match space {
-                ns::RW_W => "rwlock-w",
-                ns::RW_R => "rwlock-r",
-                ns::BARRIER => "barrier",
-                ns::SEM => "sem",
-                ns::ONCE => "once",
-                _ => "sync",
-            };
-            names
-                .table_mut(NameKind::Var)
-                .intern(format!("{prefix}:{addr:#x}").as_bytes())
-        })
-    }
-
-    fn retire(&mut self, addr: u64, size: u64) {
-        let gone: Vec<u64> = self
-            .live
-            .range(addr..addr.saturating_add(size))
-            .map(|(&a, _)| a)
-            .collect();
-        for a in gone {
-            self.live.remove(&a);
-            *self.generation.entry(a).or_insert(0) += 1;
-        }
-    }
-}
-
 fn write_trace(path: &Path) -> racepred::Result<Summary> {
     let snaps = buf::snapshot();
     // Locations first: every distinct return address, symbolised once.
@@ -162,38 +122,19 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
             }
         }
     }
-    let mut names = Names::new();
+    let mut conv = Converter::new();
     let syms = crate::symbols::symbolise(pcs.iter().copied());
-    let mut locs: FxHashMap<u64, LocId> = FxHashMap::default();
     let mut sorted: Vec<u64> = pcs.into_iter().collect();
     sorted.sort_unstable();
     for pc in sorted {
-        let name = match syms.get(&pc) {
-            Some(n) => n.clone(),
-            None => format!("{:#x}", pc - 1),
-        };
-        locs.insert(
-            pc,
-            LocId(names.table_mut(NameKind::Loc).intern(name.as_bytes())),
-        );
+        match syms.get(&pc) {
+            Some(n) => conv.name_loc(pc, n),
+            None => conv.name_loc(pc, &format!("{:#x}", pc - 1)),
+        }
     }
 
     let format = Format::from_path(path).unwrap_or(Format::Binary);
     let mut w = racepred::trace::write::create(path, format)?;
-    let mut vars = Vars {
-        live: BTreeMap::new(),
-        generation: FxHashMap::default(),
-        sync: FxHashMap::default(),
-    };
-    let mut threads: FxHashMap<u32, u32> = FxHashMap::default();
-    let mut thread_id = |tid: u64, names: &mut Names| -> ThreadId {
-        ThreadId(*threads.entry(tid as u32).or_insert_with(|| {
-            names
-                .table_mut(NameKind::Thread)
-                .intern(format!("T{tid}").as_bytes())
-        }))
-    };
-    let mut locks: FxHashMap<u64, u32> = FxHashMap::default();
 
     // Merge by stamp: a heap of each thread's next record.
     let mut iters: Vec<_> = snaps.iter().map(|s| s.iter().peekable()).collect();
@@ -209,55 +150,16 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         if let Some(next) = iters[i].peek() {
             heap.push(std::cmp::Reverse((next.seq, i)));
         }
-        let r: &Rec = r;
-        let Some(kind) = r.kind() else { continue };
-        let t = thread_id(snaps[i].tid as u64, &mut names);
-        let loc = match kind {
-            Kind::Retire => LocId::NONE,
-            _ => locs.get(&r.low()).copied().unwrap_or(LocId::NONE),
-        };
-        let (op, target) = match kind {
-            Kind::Retire => {
-                vars.retire(r.addr, r.low());
-                continue;
-            }
-            Kind::Read => (Op::Read, vars.mem(r.addr, &mut names)),
-            Kind::Write => (Op::Write, vars.mem(r.addr, &mut names)),
-            Kind::VRead => (Op::VolatileRead, vars.sync(r.ns(), r.addr, &mut names)),
-            Kind::VWrite => (Op::VolatileWrite, vars.sync(r.ns(), r.addr, &mut names)),
-            Kind::Acquire | Kind::Release => {
-                let l = *locks.entry(r.addr).or_insert_with(|| {
-                    names
-                        .table_mut(NameKind::Lock)
-                        .intern(format!("{:#x}", r.addr).as_bytes())
-                });
-                let op = if kind == Kind::Acquire {
-                    Op::Acquire
-                } else {
-                    Op::Release
-                };
-                (op, l)
-            }
-            Kind::Fork | Kind::Join => {
-                let u = thread_id(r.addr, &mut names);
-                (
-                    if kind == Kind::Fork {
-                        Op::Fork
-                    } else {
-                        Op::Join
-                    },
-                    u.0,
-                )
-            }
-        };
-        w.write_event(&Event::new(t, op, target, loc), &names, &[], None)?;
-        events += 1;
+        if let Some(ev) = conv.convert(snaps[i].tid, r) {
+            w.write_event(&ev, &conv.names, &[], None)?;
+            events += 1;
+        }
     }
     w.finish()?;
     Ok(Summary {
         events,
-        threads: names.table(NameKind::Thread).len(),
-        vars: names.table(NameKind::Var).len(),
-        locks: names.table(NameKind::Lock).len(),
+        threads: conv.names.table(NameKind::Thread).len(),
+        vars: conv.names.table(NameKind::Var).len(),
+        locks: conv.names.table(NameKind::Lock).len(),
     })
 }

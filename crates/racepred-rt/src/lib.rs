@@ -11,7 +11,10 @@
 //!   Race Prediction for Inaccurate Traces", ../shared/papers/sshb-inaccurate-traces.txt).
 //! - [`annotations`]: ThreadSanitizer's annotation interface.
 //! - [`buf`]: per-thread buffers stamped from one global sequence; [`finish`] merges them
-//!   at exit, [`symbols`] names locations `file:line:col`.
+//!   at exit, [`convert`] names threads, variables and locks, [`symbols`] names locations
+//!   `file:line:col`.
+//! - [`online`]: `racepred record --online ANALYSIS` — the analysis runs in the program,
+//!   event by event, and its report is written at exit instead of the trace.
 //!
 //! Rules every hook follows: no `malloc`, no lock but an atomic's stripe spin lock, a
 //! per-thread reentrancy flag (a hook reached from inside the runtime, e.g. from a signal
@@ -22,7 +25,9 @@ pub mod access;
 pub mod annotations;
 pub mod atomics;
 pub mod buf;
+pub mod convert;
 pub mod finish;
+pub mod online;
 pub mod symbols;
 pub mod sync;
 mod tramp;

@@ -1,0 +1,189 @@
+//! Records → racepred events: dense thread, variable, lock and location ids, named through
+//! racepred's name tables. One [`Converter`] sees every record of a run in stamp order:
+//! the merge at exit ([`crate::finish`]) and the online analysis ([`crate::online`]) both
+//! feed it.
+//!
+//! Names: threads `T0` (the first thread to record, normally `main`), `T1`, … in creation
+//! order; a variable is its address (`0x5581a8c4e010`; after its memory was freed and
+//! reused, `0x5581a8c4e010~1`, `~2`, …), synchronisation variables
+//! `rwlock-w:ADDR`, `rwlock-r:ADDR`, `barrier:ADDR`, `sem:ADDR`, `once:ADDR`, `sync:ADDR`;
+//! a lock is its address; a location is `file:line:col` (or, until it is symbolised, the
+//! call's address).
+
+use std::collections::BTreeSet;
+
+use racepred::trace::{Event, LocId, NameKind, Names, Op, ThreadId};
+use rustc_hash::FxHashMap;
+
+use crate::buf::{ns, Kind, Rec};
+
+/// Variable ids of addresses, with retirement.
+#[derive(Default)]
+struct Vars {
+    /// Live memory variables by address.
+    live: FxHashMap<u64, u32>,
+    /// The same addresses in order, for retiring a range.
+    ordered: BTreeSet<u64>,
+    /// Times an address was retired (its next variable's suffix).
+    generation: FxHashMap<u64, u32>,
+    /// Synchronisation variables by (name space, address); never retired.
+    sync: FxHashMap<(u8, u64), u32>,
+}
+
+impl Vars {
+    #[inline]
+    fn mem(&mut self, addr: u64, names: &mut Names) -> u32 {
+        if let Some(&v) = self.live.get(&addr) {
+            return v;
+        }
+        self.new_mem(addr, names)
+    }
+
+    #[cold]
+    fn new_mem(&mut self, addr: u64, names: &mut Names) -> u32 {
+        let name = match self.generation.get(&addr) {
+            None => format!("{addr:#x}"),
+            Some(g) => format!("{addr:#x}~{g}"),
+        };
+        let v = names.table_mut(NameKind::Var).intern(name.as_bytes());
+        self.live.insert(addr, v);
+        self.ordered.insert(addr);
+        v
+    }
+
+    fn sync(&mut self, space: u8, addr: u64, names: &mut Names) -> u32 {
+        if space == ns::MEM {
+            return self.mem(addr, names);
+        }
+        *self.sync.entry((space, addr)).or_insert_with(|| {
+            let prefix = match space {
+                ns::RW_W => "rwlock-w",
+                ns::RW_R => "rwlock-r",
+                ns::BARRIER => "barrier",
+                ns::SEM => "sem",
+                ns::ONCE => "once",
+                _ => "sync",
+            };
+            names
+                .table_mut(NameKind::Var)
+                .intern(format!("{prefix}:{addr:#x}").as_bytes())
+        })
+    }
+
+    fn retire(&mut self, addr: u64, size: u64) {
+        let gone: Vec<u64> = self
+            .ordered
+            .range(addr..addr.saturating_add(size))
+            .copied()
+            .collect();
+        for a in gone {
+            self.ordered.remove(&a);
+            self.live.remove(&a);
+            *self.generation.entry(a).or_insert(0) += 1;
+        }
+    }
+}
+
+/// Turns records into events, naming what it meets.
+#[derive(Default)]
+pub struct Converter {
+    pub names: Names,
+    vars: Vars,
+    /// Runtime thread id → trace thread id.
+    threads: Vec<u32>,
+    locks: FxHashMap<u64, u32>,
+    /// Return address → location id.
+    locs: FxHashMap<u64, LocId>,
+}
+
+const NO_THREAD: u32 = u32::MAX;
+
+impl Converter {
+    pub fn new() -> Converter {
+        Converter::default()
+    }
+
+    /// Names location `pc` (a return address) `name`, before any record uses it.
+    pub fn name_loc(&mut self, pc: u64, name: &str) {
+        let id = LocId(self.names.table_mut(NameKind::Loc).intern(name.as_bytes()));
+        self.locs.insert(pc, id);
+    }
+
+    /// The return addresses met so far and their location ids.
+    pub fn locs(&self) -> impl Iterator<Item = (u64, LocId)> + '_ {
+        self.locs.iter().map(|(&pc, &l)| (pc, l))
+    }
+
+    #[inline]
+    fn loc(&mut self, pc: u64) -> LocId {
+        if pc == 0 {
+            return LocId::NONE;
+        }
+        if let Some(&l) = self.locs.get(&pc) {
+            return l;
+        }
+        // Not symbolised yet: the call instruction's address, until the end of the run.
+        let name = format!("{:#x}", pc - 1);
+        self.name_loc(pc, &name);
+        self.locs[&pc]
+    }
+
+    #[inline]
+    fn thread(&mut self, tid: u32) -> ThreadId {
+        let i = tid as usize;
+        if i >= self.threads.len() {
+            self.threads.resize(i + 1, NO_THREAD);
+        }
+        if self.threads[i] == NO_THREAD {
+            self.threads[i] = self
+                .names
+                .table_mut(NameKind::Thread)
+                .intern(format!("T{tid}").as_bytes());
+        }
+        ThreadId(self.threads[i])
+    }
+
+    /// The event of record `r` of runtime thread `tid` (`None` for a retirement, which only
+    /// changes the names of later accesses).
+    #[inline]
+    pub fn convert(&mut self, tid: u32, r: &Rec) -> Option<Event> {
+        let kind = r.kind()?;
+        if kind == Kind::Retire {
+            self.vars.retire(r.addr, r.low());
+            return None;
+        }
+        let t = self.thread(tid);
+        let loc = self.loc(r.low());
+        let names = &mut self.names;
+        let (op, target) = match kind {
+            Kind::Retire => unreachable!(),
+            Kind::Read => (Op::Read, self.vars.mem(r.addr, names)),
+            Kind::Write => (Op::Write, self.vars.mem(r.addr, names)),
+            Kind::VRead => (Op::VolatileRead, self.vars.sync(r.ns(), r.addr, names)),
+            Kind::VWrite => (Op::VolatileWrite, self.vars.sync(r.ns(), r.addr, names)),
+            Kind::Acquire | Kind::Release => {
+                let l = *self.locks.entry(r.addr).or_insert_with(|| {
+                    names
+                        .table_mut(NameKind::Lock)
+                        .intern(format!("{:#x}", r.addr).as_bytes())
+                });
+                let op = if kind == Kind::Acquire {
+                    Op::Acquire
+                } else {
+                    Op::Release
+                };
+                (op, l)
+            }
+            Kind::Fork | Kind::Join => {
+                let u = self.thread(r.addr as u32);
+                let op = if kind == Kind::Fork {
+                    Op::Fork
+                } else {
+                    Op::Join
+                };
+                (op, u.0)
+            }
+        };
+        Some(Event::new(t, op, target, loc))
+    }
+}
