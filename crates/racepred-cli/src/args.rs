@@ -65,8 +65,8 @@ pub struct RecordArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Analyse inside the program instead of writing a trace, and report at exit:
-    /// fasttrack, pacer (with --rate), hb or shb.
-    #[arg(long, value_name = "ANALYSIS", value_parser = ["fasttrack", "pacer", "hb", "shb"])]
+    /// fasttrack, pacer (with --rate) or hb.
+    #[arg(long, value_name = "ANALYSIS", value_parser = ["fasttrack", "pacer", "hb"])]
     pub online: Option<String>,
     /// --online pacer: sampling rate in [0, 1].
     #[arg(long, default_value_t = 1.0, requires = "online")]

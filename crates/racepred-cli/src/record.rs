@@ -128,7 +128,11 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
         out.flush()?;
     }
     if after.is_none() || after == before {
-        let what = if a.online.is_some() { "report" } else { "trace" };
+        let what = if a.online.is_some() {
+            "report"
+        } else {
+            "trace"
+        };
         bail!(
             "{} wrote no {what} to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit or by returning from main (a fatal signal writes nothing)?",
             program.display(),

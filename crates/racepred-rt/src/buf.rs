@@ -316,7 +316,11 @@ pub fn record(kind: Kind, ns: u8, addr: usize, pc: usize) {
 #[inline]
 pub unsafe fn push_now(b: *mut ThreadBuf, kind: Kind, ns: u8, addr: usize, pc: usize) {
     if crate::online::online() {
-        crate::online::events((*b).tid, kind, ns, addr, 0, 1, pc);
+        let rec = Rec::new(0, kind, ns, addr as u64, pc as u64);
+        match kind {
+            Kind::Read | Kind::Write => pend(b, rec),
+            _ => crate::online::sync(b, rec),
+        }
         return;
     }
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
@@ -348,6 +352,44 @@ pub fn access(write: bool, addr: usize, pc: usize) {
     })
 }
 
+/// Online mode: appends an access to the thread's pending batch (its first chunk), handing
+/// the batch to the analysis first when it is full ([`crate::online`]).
+#[inline]
+unsafe fn pend(b: *mut ThreadBuf, rec: Rec) {
+    let c = (*b).first;
+    let mut n = (*c).len.load(Ordering::Relaxed);
+    if n == CHUNK_RECS {
+        crate::online::flush(b);
+        n = 0;
+    }
+    (*c).recs.as_mut_ptr().add(n).write(rec);
+    (*c).len.store(n + 1, Ordering::Release);
+}
+
+/// Online mode: the accesses `b`'s thread made since its batch was last handed over.
+pub unsafe fn pending<'a>(b: *mut ThreadBuf) -> &'a [Rec] {
+    let c = (*b).first;
+    core::slice::from_raw_parts((*c).recs.as_ptr(), (*c).len.load(Ordering::Acquire))
+}
+
+/// Online mode: empties `b`'s pending batch (its thread, or any thread after it ended).
+pub unsafe fn clear_pending(b: *mut ThreadBuf) {
+    (*(*b).first).len.store(0, Ordering::Release);
+}
+
+/// Every thread's buffer, newest first.
+pub fn threads() -> impl Iterator<Item = *mut ThreadBuf> {
+    let mut b = THREADS.load(Ordering::Acquire);
+    core::iter::from_fn(move || {
+        if b.is_null() {
+            return None;
+        }
+        let here = b;
+        b = unsafe { (*b).next_thread };
+        Some(here)
+    })
+}
+
 /// Records an access to `[addr, addr + size)` as one access per 4-byte word it touches
 /// (named by the word's address), with consecutive stamps.
 pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
@@ -365,7 +407,10 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
         let words = (end - first).div_ceil(4) as u64;
         let kind = if write { Kind::Write } else { Kind::Read };
         if crate::online::online() {
-            crate::online::events(unsafe { (*b).tid }, kind, ns::MEM, first, 4, words as usize, pc);
+            for i in 0..words {
+                let a = (first + 4 * i as usize) as u64;
+                unsafe { pend(b, Rec::new(0, kind, ns::MEM, a, pc as u64)) };
+            }
             t.busy.set(false);
             return;
         }

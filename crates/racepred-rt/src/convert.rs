@@ -10,31 +10,61 @@
 //! a lock is its address; a location is `file:line:col` (or, until it is symbolised, the
 //! call's address).
 
-use std::collections::BTreeSet;
-
 use racepred::trace::{Event, LocId, NameKind, Names, Op, ThreadId};
 use rustc_hash::FxHashMap;
 
 use crate::buf::{ns, Kind, Rec};
 
-/// Variable ids of addresses, with retirement.
+/// Bytes per page of the address → variable table.
+const PAGE_BITS: u32 = 12;
+const PAGE: usize = 1 << PAGE_BITS;
+
+/// Variable ids (+ 1; 0 = none) of the addresses of one page, by byte offset.
+type Page = Box<[u32; PAGE]>;
+
+/// Variable ids of addresses, with retirement: a table per 4 KiB page of memory accessed
+/// (like a sanitizer's shadow, 4 bytes per byte of the pages in use), found through a hash
+/// map of pages with the last page used cached: consecutive accesses to nearby addresses
+/// cost an array lookup, not a hash lookup.
 #[derive(Default)]
 struct Vars {
-    /// Live memory variables by address.
-    live: FxHashMap<u64, u32>,
-    /// The same addresses in order, for retiring a range.
-    ordered: BTreeSet<u64>,
+    pages: FxHashMap<u64, Page>,
+    /// The page last used: (page number, its table).
+    last: Option<(u64, *mut [u32; PAGE])>,
     /// Times an address was retired (its next variable's suffix).
     generation: FxHashMap<u64, u32>,
     /// Synchronisation variables by (name space, address); never retired.
     sync: FxHashMap<(u8, u64), u32>,
 }
 
+// The cached page pointer points into a `Box` owned by `pages`.
+unsafe impl Send for Vars {}
+
 impl Vars {
     #[inline]
+    fn slot(&mut self, addr: u64) -> &mut u32 {
+        let page = addr >> PAGE_BITS;
+        let off = (addr as usize) & (PAGE - 1);
+        if let Some((p, t)) = self.last {
+            if p == page {
+                // SAFETY: `t` is the table of `page`, alive in `pages` (tables are never
+                // removed).
+                return unsafe { &mut (*t)[off] };
+            }
+        }
+        let t: *mut [u32; PAGE] = &mut **self
+            .pages
+            .entry(page)
+            .or_insert_with(|| vec![0u32; PAGE].into_boxed_slice().try_into().unwrap());
+        self.last = Some((page, t));
+        unsafe { &mut (*t)[off] }
+    }
+
+    #[inline]
     fn mem(&mut self, addr: u64, names: &mut Names) -> u32 {
-        if let Some(&v) = self.live.get(&addr) {
-            return v;
+        let v = *self.slot(addr);
+        if v != 0 {
+            return v - 1;
         }
         self.new_mem(addr, names)
     }
@@ -46,8 +76,7 @@ impl Vars {
             Some(g) => format!("{addr:#x}~{g}"),
         };
         let v = names.table_mut(NameKind::Var).intern(name.as_bytes());
-        self.live.insert(addr, v);
-        self.ordered.insert(addr);
+        *self.slot(addr) = v + 1;
         v
     }
 
@@ -70,16 +99,38 @@ impl Vars {
         })
     }
 
+    /// `[addr, addr + size)` holds new variables from now on.
     fn retire(&mut self, addr: u64, size: u64) {
-        let gone: Vec<u64> = self
-            .ordered
-            .range(addr..addr.saturating_add(size))
-            .copied()
-            .collect();
-        for a in gone {
-            self.ordered.remove(&a);
-            self.live.remove(&a);
-            *self.generation.entry(a).or_insert(0) += 1;
+        let end = addr.saturating_add(size);
+        if size == 0 {
+            return;
+        }
+        let (first, last) = (addr >> PAGE_BITS, (end - 1) >> PAGE_BITS);
+        let clear = |page: u64, t: &mut [u32; PAGE], generation: &mut FxHashMap<u64, u32>| {
+            let base = page << PAGE_BITS;
+            let lo = addr.max(base) - base;
+            let hi = end.min(base + PAGE as u64) - base;
+            for off in lo..hi {
+                let s = &mut t[off as usize];
+                if *s != 0 {
+                    *s = 0;
+                    *generation.entry(base + off).or_insert(0) += 1;
+                }
+            }
+        };
+        if last - first < self.pages.len() as u64 {
+            for page in first..=last {
+                if let Some(t) = self.pages.get_mut(&page) {
+                    clear(page, t, &mut self.generation);
+                }
+            }
+        } else {
+            // A large range (a thread's stack): the pages in use, not every page in it.
+            for (&page, t) in self.pages.iter_mut() {
+                if (first..=last).contains(&page) {
+                    clear(page, t, &mut self.generation);
+                }
+            }
         }
     }
 }

@@ -43,8 +43,10 @@ pub fn finish() {
                 };
                 let s = if races == 1 { "" } else { "s" };
                 buf::say(
-                    format!("racepred: analysed {events} events online: {races} racy location{s}{at}\n")
-                        .as_bytes(),
+                    format!(
+                        "racepred: analysed {events} events online: {races} racy location{s}{at}\n"
+                    )
+                    .as_bytes(),
                 )
             }
             Err(e) => buf::say(format!("racepred: could not write the report: {e}\n").as_bytes()),

@@ -1,16 +1,27 @@
 //! Online mode (`racepred record --online ANALYSIS`): the analysis runs inside the program,
 //! event by event, instead of a trace being written; its report is written at exit.
 //!
-//! Every hook that would append a record to the thread's buffer instead takes one global
-//! spin lock, turns the record into an event ([`Converter`]) and pushes it to the analysis.
-//! The lock's acquisition order is the trace order: it is taken where the buffered mode
-//! takes its stamp, so the argument of [`crate::buf`] carries over (a lock's `acq` after
-//! the lock call returns and its `rel` before the unlock call, both while it is held; the
-//! `vr` of an atomic after the `vw` it read). Nothing is buffered: memory is the analysis's
-//! state, so a long run costs no more memory than a short one with the same variables.
+//! A thread's memory accesses are kept in its buffer (as in recording, without stamps)
+//! until its next synchronisation event; that event takes one global lock, hands the
+//! pending accesses to the analysis, then the event itself (a join first hands over the
+//! joined thread's last accesses; a full batch is handed over by itself). So the lock is
+//! taken per synchronisation event, not per access, and the order the analysis sees is a
+//! linearisation of happens-before: synchronisation events in the order of the lock (taken
+//! where recording takes its stamp, so the argument of [`crate::buf`] carries over: a
+//! lock's `acq` after the lock call returns and its `rel` before the unlock call, both
+//! while it is held; the `vr` of an atomic after the `vw` it read), each access after the
+//! thread's previous synchronisation event and before its next. Accesses of different
+//! threads that no synchronisation orders may be seen in another order than they ran in:
+//! which of two racing accesses is the *second* may differ from a recorded trace, the
+//! happens-before races (unordered conflicting pairs) are the same in every such order.
+//! That is why the online analyses are the happens-before ones (FastTrack, Djit+ `hb`,
+//! PACER) and not SHB, whose reads-from is the trace order. Retirements (`free`) are
+//! synchronisation events here, so that reused memory is a new variable before any other
+//! thread's access to it is analysed. Memory is the analysis's state plus one batch per
+//! thread: a long run costs no more than a short one with the same variables.
 //!
 //! Configuration (set by `racepred record`, read at the first event):
-//! `$RACEPRED_ONLINE` = `fasttrack` | `pacer` | `hb` | `shb`; PACER's
+//! `$RACEPRED_ONLINE` = `fasttrack` | `pacer` | `hb`; PACER's
 //! `$RACEPRED_ONLINE_RATE` (default 1), `$RACEPRED_ONLINE_PERIOD` (operations per sampling
 //! period, default PACER's) and `$RACEPRED_ONLINE_SEED`. The report goes where the trace
 //! would have gone ([`crate::finish`]), as JSON if the name ends in `.json`, else as text.
@@ -18,21 +29,18 @@
 //! Locations are named by return address while the program runs and symbolised at the end
 //! (two addresses with the same `file:line:col` become one location).
 //!
-//! The lock makes every event a critical section: recording (which stamps with one atomic
-//! add) is cheaper for programs with many threads; PACER's sampling makes the analysis step
-//! cheap outside sampling periods, not the lock.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::ffi::CStr;
 use std::path::Path;
 
-use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::analysis::pacer::PacerConfig;
+use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
 use racepred::trace::{LocId, NameKind, Names};
 
-use crate::buf::{self, Kind, Rec};
+use crate::buf::{self, Kind, Rec, ThreadBuf};
 use crate::convert::Converter;
 
 /// Not decided yet / write a trace / analyse online.
@@ -104,12 +112,11 @@ fn number<T: std::str::FromStr>(name: &CStr, default: T) -> T {
     }
 }
 
-/// The analyses that can run online: the streaming ones with racy-event reports.
-pub const ANALYSES: [AnalysisKind; 4] = [
+/// The analyses that can run online: the happens-before ones (see the module text).
+pub const ANALYSES: [AnalysisKind; 3] = [
     AnalysisKind::FastTrack,
     AnalysisKind::Pacer,
     AnalysisKind::Hb,
-    AnalysisKind::Shb,
 ];
 
 #[cold]
@@ -129,7 +136,7 @@ fn decide() -> u8 {
         .unwrap_or_else(|| {
             buf::die(
                 format!(
-                    "racepred-rt: RACEPRED_ONLINE={name}: not an online analysis (fasttrack, pacer, hb, shb)\n"
+                    "racepred-rt: RACEPRED_ONLINE={name}: not an online analysis (fasttrack, pacer, hb)\n"
                 )
                 .as_bytes(),
             )
@@ -140,9 +147,8 @@ fn decide() -> u8 {
         seed: number(c"RACEPRED_ONLINE_SEED", 0),
         ..AnalysisOptions::default()
     };
-    let analysis = create(kind, &opts).unwrap_or_else(|e| {
-        buf::die(format!("racepred-rt: {e}\n").as_bytes())
-    });
+    let analysis =
+        create(kind, &opts).unwrap_or_else(|e| buf::die(format!("racepred-rt: {e}\n").as_bytes()));
     unsafe {
         *STATE.0.get() = Some(State {
             conv: Converter::new(),
@@ -163,19 +169,51 @@ pub fn online() -> bool {
     }
 }
 
-/// Pushes events `addr, addr + step, …` (`count` of them) of thread `tid` to the analysis.
-pub fn events(tid: u32, kind: Kind, space: u8, addr: usize, step: usize, count: usize, pc: usize) {
-    let _g = lock();
-    let Some(st) = (unsafe { &mut *STATE.0.get() }) else {
-        return;
-    };
-    for i in 0..count {
-        let r = Rec::new(0, kind, space, (addr + i * step) as u64, pc as u64);
-        if let Some(ev) = st.conv.convert(tid, &r) {
-            st.analysis.on_event(st.events, &ev, Side::default());
-            st.events += 1;
+impl State {
+    #[inline]
+    fn push(&mut self, tid: u32, r: &Rec) {
+        if let Some(ev) = self.conv.convert(tid, r) {
+            self.analysis.on_event(self.events, &ev, Side::default());
+            self.events += 1;
         }
     }
+
+    /// Hands `b`'s pending accesses to the analysis.
+    unsafe fn drain(&mut self, b: *mut ThreadBuf) {
+        let tid = (*b).tid;
+        for r in buf::pending(b) {
+            self.push(tid, r);
+        }
+        buf::clear_pending(b);
+    }
+}
+
+fn state<'a>() -> Option<&'a mut State> {
+    unsafe { (*STATE.0.get()).as_mut() }
+}
+
+/// The calling thread's batch of accesses is full: analyse it.
+pub unsafe fn flush(b: *mut ThreadBuf) {
+    let _g = lock();
+    match state() {
+        Some(st) => st.drain(b),
+        None => buf::clear_pending(b),
+    }
+}
+
+/// A synchronisation event (or a retirement) of the calling thread: its pending accesses,
+/// then (for a join) the joined thread's last ones, then the event itself.
+pub unsafe fn sync(b: *mut ThreadBuf, r: Rec) {
+    let _g = lock();
+    let Some(st) = state() else { return };
+    st.drain(b);
+    if r.kind() == Some(Kind::Join) {
+        // The joined thread has ended: its buffer is still.
+        if let Some(u) = buf::threads().find(|&u| (*u).tid == r.addr as u32) {
+            st.drain(u);
+        }
+    }
+    st.push((*b).tid, &r);
 }
 
 /// At exit, in online mode: finishes the analysis and writes its report to `path`; returns
@@ -184,9 +222,14 @@ pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
     if MODE.load(Ordering::Acquire) != ONLINE {
         return None;
     }
-    // Hooks stopped recording (`FINISHED`); wait for those still inside.
+    // Hooks stopped recording (`FINISHED`); wait for those still inside, then take the
+    // state (a thread that fills its batch later hands it to nobody).
     let _g = lock();
-    let st = unsafe { (*STATE.0.get()).as_mut()? };
+    let mut st = unsafe { (*STATE.0.get()).take()? };
+    // What the threads did since their last synchronisation: mutually unordered, in any order.
+    for b in buf::threads() {
+        unsafe { st.drain(b) };
+    }
     let mut report = st.analysis.finish(&st.conv.names);
     report.events = st.events;
 
