@@ -111,7 +111,28 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
             cmd.env("RACEPRED_RECORD_PRINTS", "1");
         }
     }
-    let status = cmd.status();
+    // Ctrl-C reaches the whole process group: the program writes its trace and ends by the
+    // signal, and we must outlive it to report (a handler, not SIG_IGN, which the program
+    // would inherit).
+    let status = {
+        extern "C" fn noop(_: libc::c_int) {}
+        let mut old: [libc::sigaction; 3] = unsafe { std::mem::zeroed() };
+        let sigs = [libc::SIGINT, libc::SIGTERM, libc::SIGQUIT];
+        for (s, o) in sigs.iter().zip(old.iter_mut()) {
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = noop as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                sa.sa_flags = libc::SA_RESTART;
+                libc::sigaction(*s, &sa, o);
+            }
+        }
+        let status = cmd.status();
+        for (s, o) in sigs.iter().zip(old.iter()) {
+            unsafe { libc::sigaction(*s, o, std::ptr::null_mut()) };
+        }
+        status
+    };
     let after = identity(&output);
     let report = if print_report && after.is_some() {
         Some(std::fs::read(&output).with_context(|| format!("cannot read {}", output.display())))
@@ -134,7 +155,7 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
             "trace"
         };
         bail!(
-            "{} wrote no {what} to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit or by returning from main (a fatal signal writes nothing)?",
+            "{} wrote no {what} to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit, by returning from main or by a signal whose default action it kept (not SIGKILL)?",
             program.display(),
             if print_report { "standard output".into() } else { output.display().to_string() }
         );

@@ -318,3 +318,32 @@ fn online_analyses_find_no_race_in_race_free_programs() {
         }
     }
 }
+
+#[test]
+fn a_crashing_program_still_writes_its_trace() {
+    let Some(exe) = compile("crash.c") else {
+        return;
+    };
+    let trace = exe.with_file_name("crash.rpb");
+    let out = racepred()
+        .args(["record", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    // The program's end: SIGSEGV, as a shell reports it.
+    assert_eq!(out.status.code(), Some(128 + 11));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("killed by signal 11"), "{err}");
+    let v = racepred().arg("validate").arg(&trace).output().unwrap();
+    assert!(v.status.success());
+    let (code, report) = analyze(&trace, "hb");
+    assert_eq!(code, 1, "{report}");
+    let main = format!("crash.c:{}:", line_of("crash.c", "RACE-MAIN"));
+    let worker = format!("crash.c:{}:", line_of("crash.c", "RACE-WORKER"));
+    assert!(
+        report.contains(&main) || report.contains(&worker),
+        "{report}"
+    );
+}

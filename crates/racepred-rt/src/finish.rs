@@ -165,3 +165,52 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         locks: conv.names.table(NameKind::Lock).len(),
     })
 }
+
+/// Signals whose default action ends the process: on these the trace (or online report) is
+/// written before the process ends, when the program has not set its own handler.
+const FATAL: [libc::c_int; 9] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGABRT,
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+];
+
+/// Writes the trace, then ends the process by the same signal with its default action.
+///
+/// Best effort: writing allocates, so a crash inside `malloc` (a corrupted heap) may hang
+/// here instead of dying; a stack overflow has no stack left for a handler.
+extern "C" fn on_fatal(sig: libc::c_int) {
+    finish();
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// Called from `__tsan_init`: handlers for the fatal signals still at their default
+/// action. A handler the program installs later replaces ours (and its exit path writes
+/// the trace).
+pub fn install_fatal_handlers() {
+    for sig in FATAL {
+        unsafe {
+            let mut old: libc::sigaction = core::mem::zeroed();
+            if libc::sigaction(sig, core::ptr::null(), &mut old) != 0
+                || old.sa_sigaction != libc::SIG_DFL
+            {
+                continue;
+            }
+            let mut sa: libc::sigaction = core::mem::zeroed();
+            sa.sa_sigaction = on_fatal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            // Reset to the default action on entry: a second fault inside the handler
+            // ends the process instead of recursing.
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigaction(sig, &sa, core::ptr::null_mut());
+        }
+    }
+}

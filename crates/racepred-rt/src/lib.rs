@@ -44,6 +44,7 @@ pub extern "C" fn __tsan_init() {
         finish::INIT_PPID.store(unsafe { libc::getppid() }, Ordering::Relaxed);
         // The main thread is `T0`.
         buf::ensure_buf();
+        finish::install_fatal_handlers();
     }
 }
 
