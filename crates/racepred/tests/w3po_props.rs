@@ -700,16 +700,29 @@ proptest! {
         // Prop. 4.5 (adjacent notion).
         let w = w3po::pairs(&t, None);
         prop_assert!(all.adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", all.adjacent, w);
-        // Prop. 4.6.
-        if t.num_threads() <= 2 {
-            prop_assert!(w.is_subset(&all.predictable), "w3po {:?} predictable {:?}", w, all.predictable);
-        }
+        // Prop. 4.6 is false (w3po_oracle.rs `w3po_prop_4_6_counterexample_rf`): checked
+        // by the ignored `search_prop_4_6` below.
         // WCP: first race predictable; Prop. 3.8.
         let r = wcp::analyze(&t);
         if let Some(first) = r.racy_events.first() {
             prop_assert!(all.predictable.iter().any(|p| p.1 == first.index));
         }
         prop_assert!(ts.predictable.is_subset(&r.pair_set()));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Prop. 4.6 (sound on two threads) against the search. FINDING: false (see
+    /// w3po_oracle.rs `w3po_prop_4_6_counterexample_rf`); kept, and ignored, on purpose.
+    #[test]
+    #[ignore = "paper claim fails: w3po Prop. 4.6"]
+    fn search_prop_4_6(a in actions(20)) {
+        let t = trace(2, &a);
+        let all = search(&t, false);
+        let w = w3po::pairs(&t, None);
+        prop_assert!(w.is_subset(&all.predictable), "w3po {:?} predictable {:?}", w, all.predictable);
     }
 }
 
