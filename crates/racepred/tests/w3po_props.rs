@@ -654,7 +654,15 @@ proptest! {
             let e = run(&t, all);
             prop_assert!(!e.is_grouped());
             prop_assert_eq!(groups(&g), groups(&e.grouped()), "{}", name);
-            prop_assert_eq!(g.racy_set(), e.racy_set(), "{}", name);
+            // Eraser's violations: by default the first of each variable.
+            let mut seen = BTreeSet::new();
+            let racy: BTreeSet<u64> = e
+                .racy_events
+                .iter()
+                .filter(|r| name != "lockset" || seen.insert(r.event.target))
+                .map(|r| r.index)
+                .collect();
+            prop_assert_eq!(g.racy_set(), racy, "{}", name);
             // Every location pair of the exhaustive report, and no other.
             prop_assert_eq!(report_loc_pairs(&g), loc_pairs(&t, &e.pair_set()), "{}", name);
         }
