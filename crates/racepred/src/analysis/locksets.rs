@@ -715,17 +715,7 @@ impl Shadow {
                 }
             }
             let Some((eu, &e)) = best else { continue };
-            let (loc, write) = (site.loc, site.write);
-            let g = if known == u32::MAX {
-                let g = sink.group_of(loc, write, ev);
-                sites[me].groups[s] = g;
-                g
-            } else {
-                known
-            };
-            let op = if write { Op::Write } else { Op::Read };
-            let first = Event::new(eu, op, ev.target, loc);
-            sink.hit(g, e.index, first, index, ev);
+            hit_site(sink, sites, me, s, eu, e.index, index, ev);
         }
     }
 
@@ -762,6 +752,34 @@ impl Shadow {
         entries.push(ShadowEntry { ls, time, index });
         self.entries = self.entries + entries.len() - before;
     }
+}
+
+/// Records in `sink` the pair of an access of thread `u` at site `s` (event `first`) and
+/// the current access `ev` (event `index`, at site `me`); returns the pair's group.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn hit_site(
+    sink: &mut GroupSink,
+    sites: &mut [Site],
+    me: usize,
+    s: usize,
+    u: ThreadId,
+    first: u64,
+    index: u64,
+    ev: &Event,
+) -> u32 {
+    let (loc, write) = (sites[s].loc, sites[s].write);
+    let g = match sites[me].groups[s] {
+        u32::MAX => {
+            let g = sink.group_of(loc, write, ev);
+            sites[me].groups[s] = g;
+            g
+        }
+        g => g,
+    };
+    let op = if write { Op::Write } else { Op::Read };
+    sink.hit(g, first, Event::new(u, op, ev.target, loc), index, ev);
+    g
 }
 
 /// The position of `ev`'s (location, kind) among `sites`, added if new.
@@ -904,7 +922,6 @@ impl HistoryLog {
                     continue;
                 }
                 for kind in 0..if reads { 2 } else { 1 } {
-                    let write = kind == 0;
                     let mut e = class.head[kind];
                     while e != NIL {
                         let a = self.entries[e as usize];
@@ -913,18 +930,7 @@ impl HistoryLog {
                         if done[s] || (clock.is_some() && a.time <= known) {
                             continue;
                         }
-                        let loc = sites[s].loc;
-                        let g = match sites[me].groups[s] {
-                            u32::MAX => {
-                                let g = sink.group_of(loc, write, ev);
-                                sites[me].groups[s] = g;
-                                g
-                            }
-                            g => g,
-                        };
-                        let op = if write { Op::Write } else { Op::Read };
-                        let first = Event::new(u, op, ev.target, loc);
-                        sink.hit(g, a.index, first, index, ev);
+                        let g = hit_site(sink, sites, me, s, u, a.index, index, ev);
                         if !sink.open(g, index) {
                             done[s] = true;
                             left -= 1;
