@@ -743,12 +743,15 @@ impl Shadow {
         let t = ev.thread.index();
         let site = &mut sites[me];
         if t >= site.entries.len() {
+            site.entries.reserve_exact(t + 1 - site.entries.len());
             site.entries.resize_with(t + 1, Vec::new);
         }
         let entries = &mut site.entries[t];
         let before = entries.len();
         // Kept in time order (`check` scans newest first).
         entries.retain(|e| !table.subset(ls, e.ls));
+        // Usually one entry: grow exactly (`Vec` would start with room for four).
+        entries.reserve_exact(1);
         entries.push(ShadowEntry { ls, time, index });
         self.entries = self.entries + entries.len() - before;
     }
@@ -789,6 +792,9 @@ fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
     if let Some(i) = sites.iter().position(|s| s.loc == loc && s.write == write) {
         return i;
     }
+    // Exact growth: most variables have a site or two, and `Vec`'s first allocation holds
+    // four (224 bytes per variable, most of the shadow on dacapo_lusearch_q2_t2).
+    sites.reserve_exact(1);
     sites.push(Site {
         loc,
         write,
