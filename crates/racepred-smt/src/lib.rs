@@ -98,7 +98,7 @@ pub struct SmtConfig {
 }
 
 impl SmtConfig {
-    pub const DEFAULT_WINDOW: usize = 1_000;
+    pub const DEFAULT_WINDOW: usize = 10_000;
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
     /// An upper bound of the encoding before the events no constraint needs are dropped.
     pub const DEFAULT_MAX_ATOMS: u64 = 5_000_000;
