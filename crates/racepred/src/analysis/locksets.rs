@@ -1002,20 +1002,25 @@ impl HistoryLog {
             heads.resize(t + 1, NIL);
         }
         let classes = &mut self.classes;
-        let c = *self
-            .find
-            .entry((x as u32, t as u32, ls))
-            .or_insert_with(|| {
-                classes.push(HistClass {
-                    ls,
-                    latest: 0,
-                    prev: NIL,
-                    next: NIL,
-                    count: [0, 0],
-                    head: [NIL, NIL],
-                });
-                (classes.len() - 1) as u32
-            });
+        // The thread's latest class of the variable first (real traces mostly repeat it),
+        // then the table.
+        let c = match heads[t] {
+            h if h != NIL && classes[h as usize].ls == ls => h,
+            _ => *self
+                .find
+                .entry((x as u32, t as u32, ls))
+                .or_insert_with(|| {
+                    classes.push(HistClass {
+                        ls,
+                        latest: 0,
+                        prev: NIL,
+                        next: NIL,
+                        count: [0, 0],
+                        head: [NIL, NIL],
+                    });
+                    (classes.len() - 1) as u32
+                }),
+        };
         // Move the class to the front of its recency list.
         let head = &mut heads[t];
         if *head != c {
