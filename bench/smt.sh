@@ -9,13 +9,13 @@
 # row as MISSING (a finding: the predictor or its windows lost a race). A budget-bound run
 # or a query that timed out may miss some legitimately; such rows say so.
 #
-#   bench/smt.sh [WINDOW...]            (default windows: 1000)
+#   bench/smt.sh [WINDOW...]            (default windows: 1000 10000)
 #   BUDGET=300 TRACES="jgf_moldyn_mm3_t2 jgf_sor_n100_t4" bench/smt.sh 1000 10000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CORPUS=${CORPUS:-../shared/corpus}
 BUDGET=${BUDGET:-300}
-WINDOWS=${*:-1000}
+WINDOWS=${*:-1000 10000}
 cargo build --release -q
 R=target/release/racepred
 tmp=$(mktemp)

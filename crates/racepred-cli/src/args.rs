@@ -196,7 +196,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DIR")]
     pub witness: Option<PathBuf>,
     /// lockset/tsan-hybrid/w3po: list every race pair instead of one per location pair
-    /// (time and memory then grow with the pairs); mcm/recipe/recipe-alt: ask about every
+    /// (time and memory then grow with the pairs), and for lockset every Eraser violation,
+    /// not only each variable's first; mcm/recipe/recipe-alt: ask about every
     /// candidate pair, not only until each location pair has a race.
     #[arg(long)]
     pub all_pairs: bool,

@@ -98,7 +98,7 @@ pub struct SmtConfig {
 }
 
 impl SmtConfig {
-    pub const DEFAULT_WINDOW: usize = 1_000;
+    pub const DEFAULT_WINDOW: usize = 10_000;
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
     /// An upper bound of the encoding before the events no constraint needs are dropped.
     pub const DEFAULT_MAX_ATOMS: u64 = 5_000_000;
@@ -223,6 +223,11 @@ fn predict_with(
     let n = vt.trace.len();
     let mut ws = 0usize;
     let debug = std::env::var_os("RACEPRED_SMT_DEBUG").is_some();
+    // Debugging aid: ask nothing in the windows before this event (to reach a slow one).
+    let skip_to: usize = std::env::var("RACEPRED_SMT_SKIP_TO")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             out.out_of_budget = true;
@@ -242,7 +247,7 @@ fn predict_with(
                     .map(|(k, _)| Some(k)),
             );
         }
-        for alt in variants {
+        for alt in variants.into_iter().filter(|_| ws >= skip_to) {
             let mut problem =
                 Problem::build(vt, &concrete, &ix, &pre, ws, we, alt, cfg.kind.model());
             let t0 = Instant::now();

@@ -87,7 +87,11 @@ proptest! {
     }
 
     /// Prop. 4.6: on two threads every reported pair is predictable.
+    /// FINDING: false, also on traces with the paper's initial writes (Def. 2.8) and no
+    /// deadlock: see `w3po_prop_4_6_counterexample_rf`. Kept, and ignored, on purpose: its
+    /// saved seeds fail (`cargo test -- --ignored` shows them).
     #[test]
+    #[ignore = "paper claim fails: w3po Prop. 4.6 (see w3po_prop_4_6_counterexample_rf)"]
     fn w3po_sound_on_two_threads(a in actions(20)) {
         let t = from_actions(2, 2, 2, &a);
         let o = analyze(&t, &OracleConfig::default()).unwrap();
@@ -158,6 +162,58 @@ fn w3po_prop_4_6_counterexample_deadlock() {
         "w3po {w:?} predictable {:?}",
         o.predictable
     );
+}
+
+/// Two threads, with an initial write of x (w3po Def. 2.8) and no deadlock: T0 `w(x)
+/// acq(L0)`, T1 `r(x)`, T0 `r(x) r(x)`, T1 `w(x)`, T0 `rel(L0)`, T1 `acq(L0) rel(L0) w(x)`
+/// (found by `w3po_sound_on_two_threads`). T0's second read (5) and T1's last write (10) are
+/// W3-unordered with disjoint locksets, so Def. 4.2 reports them. No correct reordering
+/// makes them adjacent: T1's write 6 comes after 0 (T1's read 3 reads 0), and must not come
+/// between 0 and T0's reads, so it follows them; T1's critical section then follows 6 and
+/// so T0's, whose release lies between 5 and 10. W3 has no edge for "no other write between
+/// a write and its reader", which is what rules the pair out.
+fn read_from_excludes_a_write() -> Trace {
+    Trace::from_events(vec![
+        Event::write(0, 0),
+        Event::write(0, 1),
+        Event::acquire(0, 0),
+        Event::read(1, 0),
+        Event::read(0, 0),
+        Event::read(0, 0),
+        Event::write(1, 0),
+        Event::release(0, 0),
+        Event::acquire(1, 0),
+        Event::release(1, 0),
+        Event::write(1, 0),
+    ])
+}
+
+/// FINDING: Prop. 4.6 is false as stated (with the W3 of SPEC §4 reconstructed from Def.
+/// 4.1, which this trace satisfies as well as the paper's initial-write property). Kept as a
+/// failing test on purpose.
+#[test]
+#[ignore = "paper claim fails: w3po Prop. 4.6 counterexample (write between a read and its write)"]
+fn w3po_prop_4_6_counterexample_rf() {
+    let t = read_from_excludes_a_write();
+    let o = analyze(&t, &OracleConfig::default()).unwrap();
+    let w = w3po::pairs(&t, None);
+    assert!(w.is_subset(&o.predictable), "w3po {w:?} predictable {:?}", o.predictable);
+}
+
+/// What that finding rests on: the pair is reported and is not predictable; without T1's
+/// read, T1's first write may move before the initial write and the pair is predictable.
+#[test]
+fn read_from_excludes_a_write_is_not_predictable_but_reported() {
+    let t = read_from_excludes_a_write();
+    let o = analyze(&t, &OracleConfig::default()).unwrap();
+    assert!(w3po::pairs(&t, None).contains(&(5, 10)));
+    assert!(!o.predictable.contains(&(5, 10)));
+    let mut events = t.events.clone();
+    events.remove(3);
+    let t = Trace::from_events(events);
+    let o = analyze(&t, &OracleConfig::default()).unwrap();
+    assert!(w3po::pairs(&t, None).contains(&(4, 9)));
+    assert!(o.predictable.contains(&(4, 9)));
 }
 
 /// FINDING: SPEC §4's "WCP: first race sound" holds only up to deadlocks. Kini et al. promise

@@ -654,7 +654,15 @@ proptest! {
             let e = run(&t, all);
             prop_assert!(!e.is_grouped());
             prop_assert_eq!(groups(&g), groups(&e.grouped()), "{}", name);
-            prop_assert_eq!(g.racy_set(), e.racy_set(), "{}", name);
+            // Eraser's violations: by default the first of each variable.
+            let mut seen = BTreeSet::new();
+            let racy: BTreeSet<u64> = e
+                .racy_events
+                .iter()
+                .filter(|r| name != "lockset" || seen.insert(r.event.target))
+                .map(|r| r.index)
+                .collect();
+            prop_assert_eq!(g.racy_set(), racy, "{}", name);
             // Every location pair of the exhaustive report, and no other.
             prop_assert_eq!(report_loc_pairs(&g), loc_pairs(&t, &e.pair_set()), "{}", name);
         }
@@ -700,16 +708,29 @@ proptest! {
         // Prop. 4.5 (adjacent notion).
         let w = w3po::pairs(&t, None);
         prop_assert!(all.adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", all.adjacent, w);
-        // Prop. 4.6.
-        if t.num_threads() <= 2 {
-            prop_assert!(w.is_subset(&all.predictable), "w3po {:?} predictable {:?}", w, all.predictable);
-        }
+        // Prop. 4.6 is false (w3po_oracle.rs `w3po_prop_4_6_counterexample_rf`): checked
+        // by the ignored `search_prop_4_6` below.
         // WCP: first race predictable; Prop. 3.8.
         let r = wcp::analyze(&t);
         if let Some(first) = r.racy_events.first() {
             prop_assert!(all.predictable.iter().any(|p| p.1 == first.index));
         }
         prop_assert!(ts.predictable.is_subset(&r.pair_set()));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Prop. 4.6 (sound on two threads) against the search. FINDING: false (see
+    /// w3po_oracle.rs `w3po_prop_4_6_counterexample_rf`); kept, and ignored, on purpose.
+    #[test]
+    #[ignore = "paper claim fails: w3po Prop. 4.6"]
+    fn search_prop_4_6(a in actions(20)) {
+        let t = trace(2, &a);
+        let all = search(&t, false);
+        let w = w3po::pairs(&t, None);
+        prop_assert!(w.is_subset(&all.predictable), "w3po {:?} predictable {:?}", w, all.predictable);
     }
 }
 

@@ -19,6 +19,7 @@
 //!   pairs. [`Pairs`] picks the mode.
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::clock::VectorClock;
 use crate::report::{PairKind, RacePair, RaceReport};
@@ -614,6 +615,9 @@ struct ShadowEntry {
     ls: LsId,
     time: u32,
     index: u64,
+    thread: u32,
+    /// In the first entry of a thread's run: the run's length.
+    run: u32,
 }
 
 /// The accesses of one variable at one (location, kind).
@@ -621,8 +625,11 @@ struct ShadowEntry {
 struct Site {
     loc: LocId,
     write: bool,
-    /// Per thread.
-    entries: Vec<Vec<ShadowEntry>>,
+    /// Every thread's entries in one vector, a run per thread, each in time order with its
+    /// length in its first entry (so a scan jumps from thread to thread). The first
+    /// entry is inline: most sites have one (on dacapo_lusearch_q2_t2, with 2.4·10^6 sites,
+    /// a vector per thread and site took half of the memory).
+    entries: SmallVec<[ShadowEntry; 1]>,
     /// Per earlier site of the variable (by position): the group of (that site, this one),
     /// `u32::MAX` until known.
     groups: Vec<u32>,
@@ -691,15 +698,20 @@ impl Shadow {
             // (found now), else any one.
             let any = known != u32::MAX && !sink.open(known, index);
             let mut best: Option<(ThreadId, &ShadowEntry)> = None;
-            'threads: for (u, list) in site.entries.iter().enumerate() {
-                if u == t.index() {
+            let list = &site.entries[..];
+            let mut i = 0;
+            'threads: while i < list.len() {
+                let (u, run) = (list[i].thread, list[i].run as usize);
+                let at = i;
+                i += run;
+                if u == t.0 {
                     continue;
                 }
-                let u = ThreadId(u as u32);
+                let u = ThreadId(u);
                 let known = clock.map_or(0, |c| c.get(u));
                 // Newest first: the first racing entry is the thread's latest, and the
                 // first known one ends the thread (the older ones are known too).
-                for e in list.iter().rev() {
+                for e in list[at..at + run].iter().rev() {
                     if clock.is_some() && e.time <= known {
                         break;
                     }
@@ -715,17 +727,7 @@ impl Shadow {
                 }
             }
             let Some((eu, &e)) = best else { continue };
-            let (loc, write) = (site.loc, site.write);
-            let g = if known == u32::MAX {
-                let g = sink.group_of(loc, write, ev);
-                sites[me].groups[s] = g;
-                g
-            } else {
-                known
-            };
-            let op = if write { Op::Write } else { Op::Read };
-            let first = Event::new(eu, op, ev.target, loc);
-            sink.hit(g, e.index, first, index, ev);
+            hit_site(sink, sites, me, s, eu, e.index, index, ev);
         }
     }
 
@@ -750,18 +752,76 @@ impl Shadow {
             }
             _ => site_of(sites, ev),
         };
-        let t = ev.thread.index();
-        let site = &mut sites[me];
-        if t >= site.entries.len() {
-            site.entries.resize_with(t + 1, Vec::new);
-        }
-        let entries = &mut site.entries[t];
+        let thread = ev.thread.0;
+        let entries = &mut sites[me].entries;
         let before = entries.len();
-        // Kept in time order (`check` scans newest first).
-        entries.retain(|e| !table.subset(ls, e.ls));
-        entries.push(ShadowEntry { ls, time, index });
+        // The thread's run, if any.
+        let mut at = 0;
+        while at < entries.len() && entries[at].thread != thread {
+            at += entries[at].run as usize;
+        }
+        let run = if at < entries.len() {
+            entries[at].run as usize
+        } else {
+            0
+        };
+        // Keep the run's entries the access does not dominate (lockset ⊇ `ls`), in order,
+        // then the access.
+        let mut w = at;
+        for k in at..at + run {
+            if !table.subset(ls, entries[k].ls) {
+                entries[w] = entries[k];
+                w += 1;
+            }
+        }
+        let entry = ShadowEntry {
+            ls,
+            time,
+            index,
+            thread,
+            run: 0,
+        };
+        if w < at + run {
+            entries[w] = entry;
+            entries.drain(w + 1..at + run);
+        } else {
+            if entries.len() == entries.capacity() {
+                // Grow exactly (`Vec` would make room for four).
+                entries.reserve_exact(1);
+            }
+            entries.insert(at + run, entry);
+        }
+        entries[at].run = (w - at + 1) as u32;
         self.entries = self.entries + entries.len() - before;
     }
+}
+
+/// Records in `sink` the pair of an access of thread `u` at site `s` (event `first`) and
+/// the current access `ev` (event `index`, at site `me`); returns the pair's group.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn hit_site(
+    sink: &mut GroupSink,
+    sites: &mut [Site],
+    me: usize,
+    s: usize,
+    u: ThreadId,
+    first: u64,
+    index: u64,
+    ev: &Event,
+) -> u32 {
+    let (loc, write) = (sites[s].loc, sites[s].write);
+    let g = match sites[me].groups[s] {
+        u32::MAX => {
+            let g = sink.group_of(loc, write, ev);
+            sites[me].groups[s] = g;
+            g
+        }
+        g => g,
+    };
+    let op = if write { Op::Write } else { Op::Read };
+    sink.hit(g, first, Event::new(u, op, ev.target, loc), index, ev);
+    g
 }
 
 /// The position of `ev`'s (location, kind) among `sites`, added if new.
@@ -771,10 +831,13 @@ fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
     if let Some(i) = sites.iter().position(|s| s.loc == loc && s.write == write) {
         return i;
     }
+    // Exact growth: most variables have a site or two, and `Vec`'s first allocation holds
+    // four (224 bytes per variable, most of the shadow on dacapo_lusearch_q2_t2).
+    sites.reserve_exact(1);
     sites.push(Site {
         loc,
         write,
-        entries: Vec::new(),
+        entries: SmallVec::new(),
         groups: Vec::new(),
     });
     let n = sites.len();
@@ -784,47 +847,60 @@ fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
     n - 1
 }
 
-/// One logged access of a [`HistoryLog`]: its position, local time and site.
+/// No class or entry (end of a list).
+const NIL: u32 = u32::MAX;
+
+/// The latest access of one site among the visible accesses of a lockset class and kind.
 #[derive(Clone, Copy, Debug)]
-struct Logged {
+struct HistEntry {
     index: u64,
     time: u32,
     site: u32,
+    /// Its number among the accesses of its class and kind (counted modulo 2^32).
+    seq: u32,
+    /// The next entry of the same class and kind, or the next free entry.
+    next: u32,
 }
 
-/// A lockset class of a (variable, thread) in the recency order.
+/// The accesses of one (variable, thread, lockset): a lockset class.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
+struct HistClass {
+    ls: LsId,
     /// Time of the class's latest access (either kind).
     latest: u32,
-    ls: LsId,
-    class: u32,
+    /// Neighbours in the recency list of its (variable, thread), most recent first.
+    prev: u32,
+    next: u32,
+    /// Per kind (writes, reads): accesses so far (modulo 2^32) and the first entry.
+    count: [u32; 2],
+    head: [u32; 2],
 }
 
-/// The lockset classes of one (variable, thread).
-#[derive(Clone, Debug, Default)]
-struct HistThread {
-    /// Most recent first.
-    order: Vec<Slot>,
-    /// Per class: accesses logged so far, writes and reads.
-    counts: Vec<[u32; 2]>,
-    /// Per class `2 × keep` entries: the ring of its last writes, then of its last reads.
-    logs: Vec<Logged>,
-}
-
-/// The sites of one variable and its threads' classes.
-type HistVar = (Vec<Site>, Vec<HistThread>);
+/// The sites of one variable and, per thread, the first class of its recency list.
+type HistVar = (Vec<Site>, Vec<u32>);
 
 /// The bounded access log of W3PO's `--history N`, for grouped reports: per (variable,
-/// thread, lockset) the last `keep` reads and writes (the same visible accesses as
-/// [`AccessLog`] with the same bound). The lockset classes of each (variable, thread) are
-/// kept in order of their latest access, so the first class wholly known to the current
-/// access ends the scan of that thread, and the scan of an access ends once each (location,
-/// kind) site of its variable has its location pair settled for it.
+/// thread, lockset) the last `keep` reads and writes are visible (the same visible accesses
+/// as [`AccessLog`] with the same bound). Of the visible accesses of one class and kind only
+/// the latest of each (location, kind) site is kept: an older one has the same thread,
+/// lockset and site and an earlier time, so every access it races with the newer one does
+/// too, in the same location pair, and the newer one is the later first event a group's
+/// first instance wants. The lockset classes of each (variable, thread) are kept in order
+/// of their latest access (a linked list; a hash table finds a class), so the first class
+/// wholly known to the current access ends the scan of that thread, and the scan of an
+/// access ends once each site of its variable has its location pair settled for it.
+///
+/// Memory: a class (32 bytes, plus its table slot) per (variable, thread, lockset) seen and
+/// at most `min(keep, sites)` entries (24 bytes) per class and kind.
 #[derive(Debug)]
 pub struct HistoryLog {
-    keep: usize,
+    keep: u32,
     vars: Vec<HistVar>,
+    classes: Vec<HistClass>,
+    find: FxHashMap<(u32, u32, LsId), u32>,
+    entries: Vec<HistEntry>,
+    /// First free entry.
+    free: u32,
     /// Per site of the current variable: settled for the current access.
     done: Vec<bool>,
 }
@@ -832,8 +908,12 @@ pub struct HistoryLog {
 impl HistoryLog {
     pub fn new(keep: usize) -> HistoryLog {
         HistoryLog {
-            keep: keep.max(1),
+            keep: keep.clamp(1, u32::MAX as usize) as u32,
             vars: Vec::new(),
+            classes: Vec::new(),
+            find: FxHashMap::default(),
+            entries: Vec::new(),
+            free: NIL,
             done: Vec::new(),
         }
     }
@@ -851,12 +931,11 @@ impl HistoryLog {
         index: u64,
         ev: &Event,
     ) {
-        let keep = self.keep;
         let x = ev.var().index();
         if x >= self.vars.len() {
             self.vars.resize_with(x + 1, Default::default);
         }
-        let (sites, threads) = &mut self.vars[x];
+        let (sites, heads) = &mut self.vars[x];
         let me = site_of(sites, ev);
         let done = &mut self.done;
         done.clear();
@@ -871,41 +950,32 @@ impl HistoryLog {
             }
         }
         let t = ev.thread;
-        for (u, th) in threads.iter().enumerate() {
+        for (u, &head) in heads.iter().enumerate() {
             if u == t.index() {
                 continue;
             }
             let u = ThreadId(u as u32);
             let known = clock.map_or(0, |c| c.get(u));
-            for slot in &th.order {
-                if clock.is_some() && slot.latest <= known {
+            let mut c = head;
+            while c != NIL {
+                let class = &self.classes[c as usize];
+                c = class.next;
+                if clock.is_some() && class.latest <= known {
                     break; // this class and the older ones are known
                 }
-                if !table.disjoint(slot.ls, ls) {
+                if !table.disjoint(class.ls, ls) {
                     continue;
                 }
-                let c = slot.class as usize;
                 for kind in 0..if reads { 2 } else { 1 } {
-                    let n = (th.counts[c][kind] as usize).min(keep);
-                    let base = (2 * c + kind) * keep;
-                    let write = kind == 0;
-                    for a in &th.logs[base..base + n] {
+                    let mut e = class.head[kind];
+                    while e != NIL {
+                        let a = self.entries[e as usize];
+                        e = a.next;
                         let s = a.site as usize;
                         if done[s] || (clock.is_some() && a.time <= known) {
                             continue;
                         }
-                        let loc = sites[s].loc;
-                        let g = match sites[me].groups[s] {
-                            u32::MAX => {
-                                let g = sink.group_of(loc, write, ev);
-                                sites[me].groups[s] = g;
-                                g
-                            }
-                            g => g,
-                        };
-                        let op = if write { Op::Write } else { Op::Read };
-                        let first = Event::new(u, op, ev.target, loc);
-                        sink.hit(g, a.index, first, index, ev);
+                        let g = hit_site(sink, sites, me, s, u, a.index, index, ev);
                         if !sink.open(g, index) {
                             done[s] = true;
                             left -= 1;
@@ -922,55 +992,104 @@ impl HistoryLog {
     /// Logs the access `ev` with lockset `ls` at local time `time`.
     #[inline]
     pub fn push(&mut self, ls: LsId, time: u32, index: u64, ev: &Event) {
-        let keep = self.keep;
         let (x, t) = (ev.var().index(), ev.thread.index());
         if x >= self.vars.len() {
             self.vars.resize_with(x + 1, Default::default);
         }
-        let (sites, threads) = &mut self.vars[x];
+        let (sites, heads) = &mut self.vars[x];
         let site = site_of(sites, ev) as u32;
-        if t >= threads.len() {
-            threads.resize_with(t + 1, HistThread::default);
+        if t >= heads.len() {
+            heads.resize(t + 1, NIL);
         }
-        let th = &mut threads[t];
-        // Move the class to the front (most recent first).
-        let class = match th.order.iter().position(|s| s.ls == ls) {
-            Some(p) => {
-                th.order[..=p].rotate_right(1);
-                th.order[0].class
-            }
-            None => {
-                let class = th.counts.len() as u32;
-                th.counts.push([0, 0]);
-                let blank = Logged {
-                    index: 0,
-                    time: 0,
-                    site: 0,
-                };
-                th.logs.resize(th.logs.len() + 2 * keep, blank);
-                th.order.insert(
-                    0,
-                    Slot {
-                        latest: 0,
+        let classes = &mut self.classes;
+        // The thread's latest class of the variable first (real traces mostly repeat it),
+        // then the table.
+        let c = match heads[t] {
+            h if h != NIL && classes[h as usize].ls == ls => h,
+            _ => *self
+                .find
+                .entry((x as u32, t as u32, ls))
+                .or_insert_with(|| {
+                    classes.push(HistClass {
                         ls,
-                        class,
-                    },
-                );
-                class
+                        latest: 0,
+                        prev: NIL,
+                        next: NIL,
+                        count: [0, 0],
+                        head: [NIL, NIL],
+                    });
+                    (classes.len() - 1) as u32
+                }),
+        };
+        // Move the class to the front of its recency list.
+        let head = &mut heads[t];
+        if *head != c {
+            let HistClass { prev, next, .. } = classes[c as usize];
+            if prev != NIL {
+                classes[prev as usize].next = next;
             }
-        };
-        th.order[0].latest = time;
+            if next != NIL {
+                classes[next as usize].prev = prev;
+            }
+            if *head != NIL {
+                classes[*head as usize].prev = c;
+            }
+            classes[c as usize].prev = NIL;
+            classes[c as usize].next = *head;
+            *head = c;
+        }
+        let class = &mut classes[c as usize];
+        class.latest = time;
         let kind = if ev.is_write() { 0 } else { 1 };
-        let c = class as usize;
-        let n = &mut th.counts[c][kind];
-        let at = (2 * c + kind) * keep + *n as usize % keep;
-        // Past `2 × keep` the count only matters modulo `keep` (and as ≥ keep).
-        *n = if *n as usize >= 2 * keep {
-            *n + 1 - keep as u32
-        } else {
-            *n + 1
-        };
-        th.logs[at] = Logged { index, time, site };
+        let seq = class.count[kind];
+        class.count[kind] = seq.wrapping_add(1);
+        // Replace the site's entry; drop entries that are no longer among the last `keep`.
+        let keep = self.keep;
+        let mut found = false;
+        let mut prev = NIL;
+        let mut e = class.head[kind];
+        while e != NIL {
+            let next = self.entries[e as usize].next;
+            let entry = &mut self.entries[e as usize];
+            if entry.site == site {
+                entry.index = index;
+                entry.time = time;
+                entry.seq = seq;
+                found = true;
+                prev = e;
+            } else if seq.wrapping_sub(entry.seq) >= keep {
+                // `keep` later accesses of the class and kind: not visible any more.
+                if prev == NIL {
+                    class.head[kind] = next;
+                } else {
+                    self.entries[prev as usize].next = next;
+                }
+                self.entries[e as usize].next = self.free;
+                self.free = e;
+            } else {
+                prev = e;
+            }
+            e = next;
+        }
+        if !found {
+            let entry = HistEntry {
+                index,
+                time,
+                site,
+                seq,
+                next: class.head[kind],
+            };
+            let at = if self.free != NIL {
+                let at = self.free;
+                self.free = self.entries[at as usize].next;
+                self.entries[at as usize] = entry;
+                at
+            } else {
+                self.entries.push(entry);
+                (self.entries.len() - 1) as u32
+            };
+            class.head[kind] = at;
+        }
     }
 }
 

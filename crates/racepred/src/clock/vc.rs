@@ -59,10 +59,16 @@ impl VectorClock {
     /// Pointwise maximum, in place.
     #[inline]
     pub fn join(&mut self, other: &VectorClock) {
-        if other.c.len() > self.c.len() {
-            self.c.resize(other.c.len(), 0);
+        self.join_slice(&other.c);
+    }
+
+    /// Pointwise maximum with a clock given as its components (thread order), in place.
+    #[inline]
+    pub fn join_slice(&mut self, other: &[Time]) {
+        if other.len() > self.c.len() {
+            self.c.resize(other.len(), 0);
         }
-        for (a, &b) in self.c.iter_mut().zip(other.c.iter()) {
+        for (a, &b) in self.c.iter_mut().zip(other.iter()) {
             *a = (*a).max(b);
         }
     }
