@@ -69,7 +69,7 @@ fn acquires(mo: i32) -> bool {
     matches!(order(mo), 1 | 2 | 4 | 5)
 }
 fn releases(mo: i32) -> bool {
-    matches!(order(mo), 3 | 4 | 5)
+    matches!(order(mo), 3..=5)
 }
 
 /// What one operation recorded, decided after it ran.
@@ -117,6 +117,7 @@ fn may_sync(mo: i32, fmo: i32, writes: bool, fenced: bool) -> bool {
 /// without otherwise. `writes`: the operation may store. `force_lock`: always lock (16-byte
 /// atomics).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn run<T>(
     a: usize,
     pc: usize,
