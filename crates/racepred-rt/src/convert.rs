@@ -145,6 +145,8 @@ pub struct Converter {
     locks: FxHashMap<u64, u32>,
     /// Return address → location id.
     locs: FxHashMap<u64, LocId>,
+    /// The last address looked up in `locs` (0: none).
+    last_loc: (u64, LocId),
 }
 
 const NO_THREAD: u32 = u32::MAX;
@@ -170,7 +172,12 @@ impl Converter {
         if pc == 0 {
             return LocId::NONE;
         }
+        // Runs of accesses from one instruction (a loop) are common.
+        if self.last_loc.0 == pc {
+            return self.last_loc.1;
+        }
         if let Some(&l) = self.locs.get(&pc) {
+            self.last_loc = (pc, l);
             return l;
         }
         // Not symbolised yet: the call instruction's address, until the end of the run.
@@ -179,8 +186,9 @@ impl Converter {
         self.locs[&pc]
     }
 
+    /// The trace thread of runtime thread `tid`.
     #[inline]
-    fn thread(&mut self, tid: u32) -> ThreadId {
+    pub fn thread(&mut self, tid: u32) -> ThreadId {
         let i = tid as usize;
         if i >= self.threads.len() {
             self.threads.resize(i + 1, NO_THREAD);
@@ -198,12 +206,18 @@ impl Converter {
     /// changes the names of later accesses).
     #[inline]
     pub fn convert(&mut self, tid: u32, r: &Rec) -> Option<Event> {
+        let t = self.thread(tid);
+        self.convert_as(t, r)
+    }
+
+    /// [`Converter::convert`] with the trace thread already looked up.
+    #[inline(always)]
+    pub fn convert_as(&mut self, t: ThreadId, r: &Rec) -> Option<Event> {
         let kind = r.kind()?;
         if kind == Kind::Retire {
             self.vars.retire(r.addr, r.low());
             return None;
         }
-        let t = self.thread(tid);
         let loc = self.loc(r.low());
         let names = &mut self.names;
         let (op, target) = match kind {

@@ -180,9 +180,12 @@ impl State {
 
     /// Hands `b`'s pending accesses to the analysis.
     unsafe fn drain(&mut self, b: *mut ThreadBuf) {
-        let tid = (*b).tid;
+        let t = self.conv.thread((*b).tid);
         for r in buf::pending(b) {
-            self.push(tid, r);
+            if let Some(ev) = self.conv.convert_as(t, r) {
+                self.analysis.on_event(self.events, &ev, Side::default());
+                self.events += 1;
+            }
         }
         buf::clear_pending(b);
     }

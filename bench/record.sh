@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Overhead of `racepred record` and `racepred record --online`: the same programs and inputs
+# run natively (no instrumentation), under gcc's ThreadSanitizer (the real libtsan.so.2),
+# recorded (trace written at exit), and with FastTrack and PACER at 3% running online.
+#
+#   bench/record.sh [-n RUNS] [WORKDIR]
+#
+# Programs: pbzip2 (from Debian's source, built by tests/real/pbzip2.sh into WORKDIR;
+# skipped if it cannot be fetched) compressing and decompressing a 20 MB text with 2
+# threads; and `sum`, a C program of 4 threads summing arrays (50 passes over 4 x 100 000
+# ints, a mutex between passes): almost every instruction an instrumented access, the worst
+# case for any runtime. Times are wall-clock seconds, best of RUNS (default 3); peak RSS
+# from GNU time (bash 5 for $EPOCHREALTIME). Prints a markdown table per program: seconds, x native, x tsan, peak RSS,
+# and for `record` the trace's events and size.
+#
+# Environment: RACEPRED (default target/release/racepred, built if missing).
+
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=3
+if [ "${1:-}" = "-n" ]; then
+    RUNS=$2
+    shift 2
+fi
+W=${1:-$ROOT/target/bench-record}
+mkdir -p "$W"
+W=$(cd "$W" && pwd)
+RACEPRED=${RACEPRED:-$ROOT/target/release/racepred}
+if [ ! -x "$RACEPRED" ] || [ ! -f "$(dirname "$RACEPRED")/libracepred_rt.so" ]; then
+    (cd "$ROOT" && cargo build --release -q) || exit 1
+fi
+[ -x /usr/bin/time ] || { echo "needs GNU time (/usr/bin/time)"; exit 1; }
+export TSAN_OPTIONS=${TSAN_OPTIONS:-exitcode=0:report_signal_unsafe=0}
+
+# best SECONDS and its peak RSS (KiB) of RUNS runs of: CMD... (stdin from $IN, stdout to $OUT);
+# wall time from bash's microsecond clock (GNU time's is in hundredths), RSS from GNU time.
+measure() {
+    local best="" rss=""
+    local t0 t1 s m
+    for _ in $(seq "$RUNS"); do
+        t0=$EPOCHREALTIME
+        /usr/bin/time -f "%M" -o "$W/time.txt" "$@" <"$IN" >"$OUT" 2>"$W/err.txt" || true
+        t1=$EPOCHREALTIME
+        s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+        m=$(tail -1 "$W/time.txt")
+        if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+            best=$s
+            rss=$m
+        fi
+    done
+    echo "$best $rss"
+}
+
+# table TITLE NATIVE-CMD TSAN-CMD (arrays passed by name)
+table() {
+    local title=$1 native=$2 tsan=$3
+    local -n nat=$native ts=$tsan
+    echo
+    echo "### $title"
+    echo
+    echo "| configuration | seconds | × native | × tsan | peak RSS | notes |"
+    echo "|---|---|---|---|---|---|"
+    read -r n_s n_m < <(measure "${nat[@]}")
+    read -r t_s t_m < <(measure "${ts[@]}")
+    row() { # name seconds rss notes
+        local x1 x2
+        x1=$(awk -v a="$2" -v b="$n_s" 'BEGIN { printf "%.1f", a / b }')
+        x2=$(awk -v a="$2" -v b="$t_s" 'BEGIN { printf "%.2f", a / b }')
+        echo "| $1 | $2 | $x1 | $x2 | $(($3 / 1024)) MiB | $4 |"
+    }
+    row "native (no -fsanitize)" "$n_s" "$n_m" ""
+    row "gcc ThreadSanitizer" "$t_s" "$t_m" "race detection"
+    read -r r_s r_m < <(measure "$RACEPRED" record -o "$W/t.rpb" -- "${ts[@]}")
+    local ev size
+    ev=$("$RACEPRED" stats "$W/t.rpb" 2>/dev/null | awk '$1 == "events" { print $2 }')
+    size=$(du -m "$W/t.rpb" | cut -f1)
+    row "racepred record" "$r_s" "$r_m" "$ev events, $size MB trace"
+    read -r f_s f_m < <(measure "$RACEPRED" record --online fasttrack -o "$W/ft.txt" -- "${ts[@]}")
+    row "record --online fasttrack" "$f_s" "$f_m" "$(head -1 "$W/ft.txt" | sed 's/ of .*//')"
+    read -r p_s p_m < <(measure "$RACEPRED" record --online pacer --rate 0.03 -o "$W/pacer.txt" -- "${ts[@]}")
+    row "record --online pacer --rate 0.03" "$p_s" "$p_m" "$(head -1 "$W/pacer.txt" | sed 's/ of .*//')"
+}
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); runs: best of $RUNS"
+
+# --- sum.c --------------------------------------------------------------------------------
+cat >"$W/sum.c" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#define THREADS 4
+#define LEN 100000
+#define PASSES 50
+static long total;
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void *worker(void *arg) {
+  long id = (long)arg, s = 0;
+  int *a = malloc(LEN * sizeof *a);
+  for (int i = 0; i < LEN; i++) a[i] = i ^ id;
+  for (int p = 0; p < PASSES; p++) {
+    for (int i = 0; i < LEN; i++) s += a[i];
+    pthread_mutex_lock(&m);
+    total += s & 0xff;
+    pthread_mutex_unlock(&m);
+  }
+  free(a);
+  return 0;
+}
+int main(void) {
+  pthread_t t[THREADS];
+  for (long i = 0; i < THREADS; i++) pthread_create(&t[i], 0, worker, (void *)i);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], 0);
+  printf("%ld\n", total);
+  return 0;
+}
+EOF
+gcc -O1 -g "$W/sum.c" -o "$W/sum-native" -lpthread &&
+    gcc -fsanitize=thread -O1 -g "$W/sum.c" -o "$W/sum-tsan" -lpthread || exit 1
+IN=/dev/null OUT=/dev/null
+# shellcheck disable=SC2034
+SUM_NATIVE=("$W/sum-native") SUM_TSAN=("$W/sum-tsan")
+table "sum: 4 threads, 2·10^7 instrumented reads" SUM_NATIVE SUM_TSAN
+
+# --- pbzip2 -------------------------------------------------------------------------------
+if RACEPRED=$RACEPRED bash "$ROOT/tests/real/pbzip2.sh" "$W/pbzip2" >"$W/pbzip2.log" 2>&1; then
+    S=$W/pbzip2/src
+    FLAGS=(-g -O1 -pthread -D_LARGEFILE64_SOURCE -D_FILE_OFFSET_BITS=64 -DUSE_STACKSIZE_CUSTOMIZATION
+        -Wno-literal-suffix)
+    (cd "$S" && g++ "${FLAGS[@]}" ./*.cpp -o "$W/pbzip2-native" -lbz2) || exit 1
+    for _ in $(seq 10); do cat "$W/pbzip2/in.txt"; done >"$W/big.txt"
+    "$W/pbzip2-native" -p2 -c <"$W/big.txt" >"$W/big.txt.bz2"
+    IN=$W/big.txt OUT=/dev/null
+    # shellcheck disable=SC2034
+    C_NATIVE=("$W/pbzip2-native" -p2 -c) C_TSAN=("$W/pbzip2/pbzip2-tsan" -p2 -c)
+    table "pbzip2 -p2 -c: compress 20 MB" C_NATIVE C_TSAN
+    IN=$W/big.txt.bz2
+    # shellcheck disable=SC2034
+    D_NATIVE=("$W/pbzip2-native" -p2 -d -c) D_TSAN=("$W/pbzip2/pbzip2-tsan" -p2 -d -c)
+    table "pbzip2 -p2 -d -c: decompress to 20 MB" D_NATIVE D_TSAN
+else
+    echo
+    echo "pbzip2: $(tail -1 "$W/pbzip2.log")"
+fi
