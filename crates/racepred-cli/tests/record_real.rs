@@ -17,7 +17,10 @@ fn pbzip2_traced_end_to_end() {
     if bin.parent().is_some_and(|d| d.ends_with("release")) {
         build.arg("--release");
     }
-    assert!(build.status().unwrap().success(), "cargo build -p racepred-rt failed");
+    assert!(
+        build.status().unwrap().success(),
+        "cargo build -p racepred-rt failed"
+    );
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pbzip2");
@@ -32,6 +35,9 @@ fn pbzip2_traced_end_to_end() {
     match out.status.code() {
         Some(0) => println!("{stdout}"),
         Some(77) => eprintln!("{}", stdout.trim()),
-        _ => panic!("tests/real/pbzip2.sh failed ({:?}):\n{stdout}\n{stderr}", out.status),
+        _ => panic!(
+            "tests/real/pbzip2.sh failed ({:?}):\n{stdout}\n{stderr}",
+            out.status
+        ),
     }
 }

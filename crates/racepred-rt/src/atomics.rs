@@ -25,39 +25,16 @@
 //! that record nothing take no lock. 16-byte atomics always take the stripe lock, which is
 //! what makes them atomic (every instrumented access to them comes through here).
 
-use core::sync::atomic::{
-    AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::SeqCst,
-};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
-use crate::buf::{ns, push_now, with_buf, Kind, ThreadBuf};
+use crate::buf::{ns, push_now, with_buf, Kind, SpinGuard, ThreadBuf};
 use crate::tramp::hook;
 
 const STRIPES: usize = 1024;
 static LOCKS: [AtomicBool; STRIPES] = [const { AtomicBool::new(false) }; STRIPES];
 
-struct StripeGuard(&'static AtomicBool);
-
-fn stripe(a: usize) -> StripeGuard {
-    let l = &LOCKS[(a >> 3) % STRIPES];
-    let mut spins = 0u32;
-    while l
-        .compare_exchange_weak(false, true, core::sync::atomic::Ordering::Acquire, Relaxed)
-        .is_err()
-    {
-        spins += 1;
-        if spins < 64 {
-            core::hint::spin_loop();
-        } else {
-            unsafe { libc::sched_yield() };
-        }
-    }
-    StripeGuard(l)
-}
-
-impl Drop for StripeGuard {
-    fn drop(&mut self) {
-        self.0.store(false, core::sync::atomic::Ordering::Release);
-    }
+fn stripe(a: usize) -> SpinGuard {
+    SpinGuard::lock(&LOCKS[(a >> 3) % STRIPES])
 }
 
 /// C11 memory orders as tsan passes them (`__ATOMIC_*`, high flag bits such as gcc's

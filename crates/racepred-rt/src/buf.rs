@@ -334,9 +334,39 @@ pub unsafe fn push_now(b: *mut ThreadBuf, kind: Kind, ns: u8, addr: usize, pc: u
     );
 }
 
-/// Records a memory access unless the thread ignores accesses.
+/// A spin lock's hold: taken by [`SpinGuard::lock`], released when dropped.
+pub struct SpinGuard(&'static AtomicBool);
+
+impl SpinGuard {
+    /// Spins on `flag`, yielding the processor after a while (a preempted holder).
+    #[inline]
+    pub fn lock(flag: &'static AtomicBool) -> SpinGuard {
+        let mut spins = 0u32;
+        while flag
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spins += 1;
+            if spins < 64 {
+                core::hint::spin_loop();
+            } else {
+                unsafe { libc::sched_yield() };
+            }
+        }
+        SpinGuard(flag)
+    }
+}
+
+impl Drop for SpinGuard {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Runs `f` with the calling thread's buffer for a memory access, unless the trace is
+/// being written, the thread is inside the runtime or it ignores accesses.
 #[inline]
-pub fn access(write: bool, addr: usize, pc: usize) {
+fn with_access(f: impl FnOnce(*mut ThreadBuf)) {
     if FINISHED.load(Ordering::Relaxed) {
         return;
     }
@@ -345,11 +375,16 @@ pub fn access(write: bool, addr: usize, pc: usize) {
             return;
         }
         t.busy.set(true);
-        let b = buf_of(t);
-        let kind = if write { Kind::Write } else { Kind::Read };
-        unsafe { push_now(b, kind, ns::MEM, addr, pc) };
+        f(buf_of(t));
         t.busy.set(false);
     })
+}
+
+/// Records a memory access unless the thread ignores accesses.
+#[inline]
+pub fn access(write: bool, addr: usize, pc: usize) {
+    let kind = if write { Kind::Write } else { Kind::Read };
+    with_access(|b| unsafe { push_now(b, kind, ns::MEM, addr, pc) });
 }
 
 /// Online mode: appends an access to the thread's pending batch (its first chunk), handing
@@ -393,41 +428,26 @@ pub fn threads() -> impl Iterator<Item = *mut ThreadBuf> {
 /// Records an access to `[addr, addr + size)` as one access per 4-byte word it touches
 /// (named by the word's address), with consecutive stamps.
 pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
-    if size == 0 || FINISHED.load(Ordering::Relaxed) {
+    if size == 0 {
         return;
     }
-    TLS.with(|t| {
-        if t.busy.get() || t.ignore.get() > 0 {
-            return;
-        }
-        t.busy.set(true);
-        let b = buf_of(t);
-        let first = addr & !3;
-        let end = addr.saturating_add(size);
-        let words = (end - first).div_ceil(4) as u64;
-        let kind = if write { Kind::Write } else { Kind::Read };
+    let kind = if write { Kind::Write } else { Kind::Read };
+    let first = addr & !3;
+    let end = addr.saturating_add(size);
+    let words = (end - first).div_ceil(4) as u64;
+    with_access(|b| {
         if crate::online::online() {
             for i in 0..words {
                 let a = (first + 4 * i as usize) as u64;
                 unsafe { pend(b, Rec::new(0, kind, ns::MEM, a, pc as u64)) };
             }
-            t.busy.set(false);
             return;
         }
         let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
         for i in 0..words {
-            unsafe {
-                push(
-                    b,
-                    Rec {
-                        seq: seq0 + i,
-                        addr: (first + 4 * i as usize) as u64,
-                        info: info(kind, ns::MEM, pc as u64),
-                    },
-                )
-            };
+            let a = (first + 4 * i as usize) as u64;
+            unsafe { push(b, Rec::new(seq0 + i, kind, ns::MEM, a, pc as u64)) };
         }
-        t.busy.set(false);
     })
 }
 

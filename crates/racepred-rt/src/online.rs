@@ -40,7 +40,7 @@ use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
 use racepred::trace::{LocId, NameKind, Names};
 
-use crate::buf::{self, Kind, Rec, ThreadBuf};
+use crate::buf::{self, Kind, Rec, SpinGuard, ThreadBuf};
 use crate::convert::Converter;
 
 /// Not decided yet / write a trace / analyse online.
@@ -62,28 +62,8 @@ struct Slot(UnsafeCell<Option<State>>);
 unsafe impl Sync for Slot {}
 static STATE: Slot = Slot(UnsafeCell::new(None));
 
-struct Guard;
-
-fn lock() -> Guard {
-    let mut spins = 0u32;
-    while LOCK
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        spins += 1;
-        if spins < 64 {
-            core::hint::spin_loop();
-        } else {
-            unsafe { libc::sched_yield() };
-        }
-    }
-    Guard
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        LOCK.store(false, Ordering::Release);
-    }
+fn lock() -> SpinGuard {
+    SpinGuard::lock(&LOCK)
 }
 
 fn getenv(name: &CStr) -> Option<&'static str> {

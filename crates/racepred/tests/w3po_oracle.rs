@@ -197,7 +197,11 @@ fn w3po_prop_4_6_counterexample_rf() {
     let t = read_from_excludes_a_write();
     let o = analyze(&t, &OracleConfig::default()).unwrap();
     let w = w3po::pairs(&t, None);
-    assert!(w.is_subset(&o.predictable), "w3po {w:?} predictable {:?}", o.predictable);
+    assert!(
+        w.is_subset(&o.predictable),
+        "w3po {w:?} predictable {:?}",
+        o.predictable
+    );
 }
 
 /// What that finding rests on: the pair is reported and is not predictable; without T1's

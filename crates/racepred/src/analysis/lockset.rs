@@ -286,7 +286,10 @@ mod tests {
             E::write(1, 0),
         ];
         let all = run(events.clone());
-        assert_eq!(all.racy_set().into_iter().collect::<Vec<_>>(), vec![1, 2, 4, 5]);
+        assert_eq!(
+            all.racy_set().into_iter().collect::<Vec<_>>(),
+            vec![1, 2, 4, 5]
+        );
         assert_eq!(all.extra["eraser_violations"], 4);
         let t = Trace::from_events(events);
         let first = crate::analysis::run_one(&t, Box::new(Lockset::new()));
