@@ -59,6 +59,7 @@ fn compile(name: &str) -> Option<PathBuf> {
     static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let dir = setup()?;
     let stem = name.split('.').next().unwrap();
+    // One executable per stem: sources must not share one (`racy.c`, `racy_cpp.cc`).
     let exe = dir.join(stem);
     // Tests run in parallel and share programs: compile each once, one at a time.
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
@@ -346,4 +347,71 @@ fn a_crashing_program_still_writes_its_trace() {
         report.contains(&main) || report.contains(&worker),
         "{report}"
     );
+}
+
+#[test]
+fn cpp_race_is_reported_at_its_line() {
+    let Some(trace) = record("racy_cpp.cc", "rpb") else {
+        return;
+    };
+    let line = format!("racy_cpp.cc:{}:", line_of("racy_cpp.cc", "RACE-TOTAL"));
+    for a in ["hb", "shb", "wcp"] {
+        let (code, report) = analyze(&trace, a);
+        assert_eq!(code, 1, "{a}:\n{report}");
+        assert!(report.contains(&line), "{a}:\n{report}");
+    }
+    let Some((report, _)) = online("racy_cpp.cc", &["fasttrack"]) else {
+        return;
+    };
+    assert!(report.contains(&line), "{report}");
+}
+
+#[test]
+fn a_forked_child_writes_its_own_trace() {
+    let Some(exe) = compile("forky.c") else {
+        return;
+    };
+    let dir = exe.parent().unwrap().join("forky-out");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = racepred()
+        .args(["record", "-o"])
+        .arg(dir.join("fk.rpb"))
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut traces: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    traces.sort();
+    // The parent's `fk.rpb` and the child's `fk.PID.rpb`.
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    assert!(traces.iter().any(|t| t == "fk.rpb"));
+    let child = traces.iter().find(|t| *t != "fk.rpb").unwrap();
+    assert!(
+        child.starts_with("fk.") && child.ends_with(".rpb"),
+        "{child}"
+    );
+    for t in &traces {
+        let v = racepred()
+            .arg("validate")
+            .arg(dir.join(t))
+            .output()
+            .unwrap();
+        assert!(v.status.success(), "{t}");
+    }
+    // The child's race (its thread and itself, on `x`), which the parent's run has not.
+    let (code, report) = analyze(&dir.join(child), "hb");
+    assert_eq!(code, 1, "{report}");
+    let line = format!("forky.c:{}:", line_of("forky.c", "RACE-CHILD"));
+    assert!(report.contains(&line), "{report}");
+    let (code, report) = analyze(&dir.join("fk.rpb"), "hb");
+    assert_eq!(code, 0, "{report}");
 }
