@@ -650,12 +650,12 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
             reports.push(crate::smt::run(vt, k, &smt_opts, &a.input.trace)?);
         }
     }
-    let shown: Vec<u64> = reports.iter().flat_map(|r| r.shown_events()).collect();
+    let shown = || reports.iter().flat_map(|r| r.shown_events()).collect();
     let path = trace_name(&a.input.trace);
     let mut ctx = report::ReportContext::new(&path, names);
     ctx.locations = table.as_ref();
     ctx.lines =
-        locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, shown)?;
     if let Some((root, index)) = &source_root {
         ctx.source_root = Some(root);
         ctx.source_index = Some(index);
@@ -698,18 +698,20 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
     }
     let names = src.names();
     locations::check_coverage(table.as_ref(), names);
-    let shown = if a.details || a.dot.is_some() {
-        dot::shown_events(&d)
-    } else if a.output.json {
-        d.report.shown_events()
-    } else {
-        Vec::new()
+    let shown = || {
+        if a.details || a.dot.is_some() {
+            dot::shown_events(&d)
+        } else if a.output.json {
+            d.report.shown_events()
+        } else {
+            Vec::new()
+        }
     };
     let path = trace_name(&a.input.trace);
     let mut ctx = report::ReportContext::new(&path, names);
     ctx.locations = table.as_ref();
     ctx.lines =
-        locations::lines_after_stream(&a.input, src.position().line, summary.events, &shown)?;
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, shown)?;
     if let Some(p) = &a.dot {
         let maybe: Vec<usize> = (0..d.report.pairs.len())
             .filter(|&i| d.witness(i).is_some())

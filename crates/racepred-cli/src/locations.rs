@@ -80,9 +80,11 @@ pub fn lines_after_stream(
     input: &Input,
     last_line: u64,
     events: u64,
-    wanted: &[u64],
+    wanted: impl FnOnce() -> Vec<u64>,
 ) -> Result<EventLines<'static>> {
-    if last_line == 0 || wanted.is_empty() {
+    // The wanted events are computed only when their lines must be looked up (building the
+    // list walks every racy event of every report).
+    if last_line == 0 {
         return Ok(EventLines::Unknown);
     }
     let format = input
@@ -97,8 +99,12 @@ pub fn lines_after_stream(
     if input.trace.as_os_str() == "-" {
         return Ok(EventLines::Unknown);
     }
+    let wanted = wanted();
+    if wanted.is_empty() {
+        return Ok(EventLines::Unknown);
+    }
     let mut src = trace::open_with(&input.trace, input.format.map(format_of))?;
-    Ok(EventLines::scan(&mut *src, wanted)?)
+    Ok(EventLines::scan(&mut *src, &wanted)?)
 }
 
 /// `--source-root DIR` as an absolute path, and the files under it (to complete bare file

@@ -13,7 +13,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::text::{racy_location_groups, verdict_name};
+use super::text::{group_locations, racy_location_groups, verdict_name};
 use super::{RaceReport, ReportContext};
 use crate::trace::Names;
 
@@ -116,7 +116,7 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             "pairs": r.pairs.len(),
             "location_pairs": groups.len(),
             "racy_events": r.racy_events.len(),
-            "racy_locations": r.racy_locations(),
+            "racy_locations": group_locations(&racy_groups),
             "write_write": ww,
             "write_read": wr,
             "read_write": rw,

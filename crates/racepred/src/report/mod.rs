@@ -155,11 +155,19 @@ impl RaceReport {
             // Analyses mostly report in trace order already: check before sorting.
             self.pairs.sort_by_key(|p| (p.first, p.second));
         }
-        self.pairs.dedup_by_key(|p| (p.first, p.second));
-        if !self.racy_events.is_sorted_by_key(|e| e.index) {
-            self.racy_events.sort_by_key(|e| e.index);
+        // Strictly increasing (the usual case) has nothing to remove: one read-only pass.
+        if !self
+            .pairs
+            .is_sorted_by(|a, b| (a.first, a.second) < (b.first, b.second))
+        {
+            self.pairs.dedup_by_key(|p| (p.first, p.second));
         }
-        self.racy_events.dedup_by_key(|e| e.index);
+        if !self.racy_events.is_sorted_by(|a, b| a.index < b.index) {
+            if !self.racy_events.is_sorted_by_key(|e| e.index) {
+                self.racy_events.sort_by_key(|e| e.index);
+            }
+            self.racy_events.dedup_by_key(|e| e.index);
+        }
     }
 
     /// True if the analysis found any race.

@@ -41,6 +41,13 @@ pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
     groups
 }
 
+/// Distinct locations among [`racy_location_groups`]' groups: [`RaceReport::racy_locations`]
+/// without another pass over the racy events.
+pub(crate) fn group_locations(groups: &[(Event, usize, u64)]) -> usize {
+    let mut seen = super::DenseSet::default();
+    groups.iter().filter(|g| seen.insert(g.0.loc.0)).count()
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -165,7 +172,7 @@ pub fn write_report<W: Write + ?Sized>(
             "{}: {} at {} {of}",
             r.analysis,
             plural(r.racy_events.len(), "racy event", "racy events"),
-            plural(r.racy_locations(), "location", "locations"),
+            plural(group_locations(&groups), "location", "locations"),
         )?;
         let width = groups.first().map_or(1, |g| g.1.to_string().len());
         for (ev, count, first) in &groups {
