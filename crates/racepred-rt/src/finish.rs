@@ -148,13 +148,18 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
     }
     let mut events = 0u64;
     while let Some(std::cmp::Reverse((_, i))) = heap.pop() {
-        let Some(r) = iters[i].next() else { continue };
+        // This thread's records up to the next thread's first stamp go out as one run
+        // (stamps are unique: the first is below the limit).
+        let limit = heap.peek().map_or(u64::MAX, |std::cmp::Reverse((s, _))| *s);
+        let t = conv.thread(snaps[i].tid);
+        while let Some(r) = iters[i].next_if(|r| r.seq < limit) {
+            if let Some(ev) = conv.convert_as(t, r) {
+                w.write_event(&ev, &conv.names, &[], None)?;
+                events += 1;
+            }
+        }
         if let Some(next) = iters[i].peek() {
             heap.push(std::cmp::Reverse((next.seq, i)));
-        }
-        if let Some(ev) = conv.convert(snaps[i].tid, r) {
-            w.write_event(&ev, &conv.names, &[], None)?;
-            events += 1;
         }
     }
     w.finish()?;
