@@ -1,156 +1,288 @@
 #!/usr/bin/env bash
-# A real multithreaded program traced end to end: pbzip2 (parallel bzip2, C++ with
-# pthreads: a producer thread, N compressor/decompressor threads and a writer thread sharing
-# a queue under mutexes and condition variables, pthread_cond_timedwait included).
+# pbzip2 1.1.13, traced end to end: fetch Debian's source (without touching the system's apt
+# configuration), build it with `g++ -fsanitize=thread -g -O1`, record compressions and
+# decompressions of a generated input with `racepred record`, check every round trip,
+# validate every trace, analyse each with hb, shb, wcp (racy accesses) and hbp, shbp (race
+# pairs), print the races by location, and compare them with the explained ones
+# (tests/real/pbzip2.expected; docs/recording.md, "pbzip2, traced end to end").
 #
-#   tests/real/pbzip2.sh [WORKDIR]
+#   tests/real/pbzip2.sh [WORKDIR]        # default WORKDIR: ${TMPDIR:-/tmp}/racepred-pbzip2
 #
-# Fetches pbzip2's source from Debian (a temporary apt configuration: the system's is not
-# touched; or PBZIP2_TARBALL=path/to/pbzip2_*.orig.tar.gz), builds it with
-# `g++ -fsanitize=thread -g -O1`, records compressing and decompressing a generated input in
-# four ways (files and pipes, 3 and 4 threads, small blocks so that every thread works),
-# checks the round trips, validates every trace, analyses each with hb, shb and wcp and
-# runs one decompression with `record --online fasttrack`. Every race reported must be one
-# explained in the README (section "pbzip2, traced end to end"): EXPLAINED below lists
-# their location pairs; today it is empty, because pbzip2 1.1.13 shows no race in these
-# runs (ThreadSanitizer itself, run on the same binary at the end, agrees).
+# Exit status: 0 all well; 77 skipped (no apt-get, no network, no g++ / libtsan / libbz2-dev:
+# the reason is printed as `skipped: …`); 1 a recording failed, a round trip differs, a
+# trace does not validate, or a race was reported that is not explained.
 #
-# Environment: RACEPRED (the racepred binary; default: on PATH), with racepred's runtime
-# libracepred_rt.so beside it (`cargo build -p racepred-rt`).
-# Exit status: 0 passed, 77 skipped (no source, no compiler, no libbz2), else failed.
+# A race that depends on the schedule may or may not be reported in a given run: the check
+# is "reported ⊆ explained", and explained pairs not reported this time are listed.
+#
+# Environment:
+#   RACEPRED            the racepred binary (default: target/release, then target/debug of this
+#                       tree, then PATH). Its runtime libracepred_rt.so is found beside it; when
+#                       the binary sits in a cargo target dir (…/debug, …/release), the runtime
+#                       is (re)built there first with `cargo build -p racepred-rt [--release]`,
+#                       as crates/racepred-cli/tests/record.rs does. RACEPRED_RT overrides.
+#   PBZIP2_MIRROR       Debian mirror (default http://deb.debian.org/debian)
+#   PBZIP2_INPUT_BYTES  size of the generated input (default 4000000; decompression uses
+#                       threads only for compressed files of 1 MB and more)
+#   PBZIP2_KEEP_TRACES  1 (default) keeps WORKDIR/traces/*.rpb; 0 deletes each after analysis
+#
+# WORKDIR keeps the downloaded source and the build between runs (bench/record.sh reuses it).
+set -u -o pipefail
 
-set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+W=${1:-${TMPDIR:-/tmp}/racepred-pbzip2}
+mkdir -p "$W" && W=$(cd "$W" && pwd) || { echo "FAIL: cannot create $W" >&2; exit 1; }
+mirror=${PBZIP2_MIRROR:-http://deb.debian.org/debian}
+bytes=${PBZIP2_INPUT_BYTES:-4000000}
+keep=${PBZIP2_KEEP_TRACES:-1}
+expected=$here/pbzip2.expected
+version=1.1.13
+src=$W/pbzip2-$version
 
-RACEPRED=${RACEPRED:-racepred}
-W=${1:-$(mktemp -d)}
-mkdir -p "$W"
-W=$(cd "$W" && pwd)
+skip() { echo "skipped: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# The races explained in the README, one `FIRST SECOND` string each: the location pair
-# (file names only, as `racepred analyze --json` names them) of a pair report, or `- LOC`
-# for a racy location of a racy-events report. Empty: none is expected.
-EXPLAINED=()
+# --- racepred and its runtime ----------------------------------------------------------
+R=${RACEPRED:-}
+if [ -z "$R" ]; then
+    for c in "$root/target/release/racepred" "$root/target/debug/racepred"; do
+        [ -x "$c" ] && { R=$c; break; }
+    done
+fi
+[ -n "$R" ] || R=$(command -v racepred) ||
+    fail "no racepred binary: run \`cargo build --release\` or set RACEPRED"
+R=$(cd "$(dirname "$R")" && pwd)/$(basename "$R")
+[ -x "$R" ] || fail "RACEPRED=$R is not executable"
+bindir=$(dirname "$R")
+if [ -n "${RACEPRED_RT:-}" ]; then
+    [ -f "$RACEPRED_RT" ] || fail "RACEPRED_RT=$RACEPRED_RT does not exist"
+else
+    case $bindir in
+    */release | */debug)
+        cargo=${CARGO:-cargo}
+        if command -v "$cargo" >/dev/null; then
+            rel=()
+            case $bindir in */release) rel=(--release) ;; esac
+            (cd "$root" && "$cargo" build -q -p racepred-rt "${rel[@]}") ||
+                fail "cargo build -p racepred-rt ${rel[*]} failed"
+        fi
+        ;;
+    esac
+    [ -f "$bindir/libracepred_rt.so" ] ||
+        fail "no $bindir/libracepred_rt.so: build it with \`cargo build -p racepred-rt\` (--release for a release racepred) or set RACEPRED_RT"
+fi
 
-skip() {
-    echo "skipped: $*"
-    exit 77
-}
-fail() {
-    echo "FAILED: $*" >&2
-    exit 1
-}
-
+# --- toolchain -------------------------------------------------------------------------
+command -v apt-get >/dev/null || skip "no apt-get (needed to fetch pbzip2's Debian source)"
 command -v g++ >/dev/null || skip "no g++"
-command -v python3 >/dev/null || skip "no python3"
-echo 'int main(){}' > "$W/probe.cc"
-g++ -fsanitize=thread "$W/probe.cc" -o "$W/probe" -lbz2 2>/dev/null ||
-    skip "g++ -fsanitize=thread or libbz2 (libbz2-dev) missing"
+command -v gcc >/dev/null || skip "no gcc"
+mkdir -p "$W/probe"
+printf '#include <bzlib.h>\nint main(void) { return BZ2_bzlibVersion() == 0; }\n' >"$W/probe/p.cc"
+g++ -fsanitize=thread -o "$W/probe/p" "$W/probe/p.cc" -lbz2 >"$W/probe/log" 2>&1 ||
+    skip "\`g++ -fsanitize=thread … -lbz2\` does not build (g++, libtsan or libbz2-dev missing): $(head -c 300 "$W/probe/log")"
 
-# --- source -----------------------------------------------------------------------------
-tarball=${PBZIP2_TARBALL:-}
-if [ -z "$tarball" ]; then
-    tarball=$(ls "$W"/apt/pbzip2_*.orig.tar.* 2>/dev/null | head -1)
-fi
-if [ -z "$tarball" ]; then
-    command -v apt-get >/dev/null || skip "no apt-get to fetch pbzip2's source"
-    A=$W/apt
-    mkdir -p "$A/lists/partial" "$A/cache/archives/partial"
-    echo "deb-src http://deb.debian.org/debian bookworm main" > "$A/sources.list"
-    O=(-o "Dir::Etc::SourceList=$A/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
-       -o "Dir::State::Lists=$A/lists" -o "Dir::Cache=$A/cache" -o "APT::Sandbox::User=root")
-    (cd "$A" && timeout 300 apt-get -q "${O[@]}" update >"$A/log" 2>&1 &&
-        timeout 300 apt-get -q "${O[@]}" source --download-only pbzip2 >>"$A/log" 2>&1) ||
-        skip "pbzip2's source could not be fetched (see $A/log)"
-    tarball=$(ls "$A"/pbzip2_*.orig.tar.* 2>/dev/null | head -1)
-    [ -n "$tarball" ] || skip "no pbzip2 tarball in $A"
-fi
-rm -rf "$W/src" && mkdir -p "$W/src"
-tar -xf "$tarball" -C "$W/src" --strip-components=1 || fail "cannot unpack $tarball"
-
-# --- build ------------------------------------------------------------------------------
-FLAGS=(-g -O1 -pthread -D_LARGEFILE64_SOURCE -D_FILE_OFFSET_BITS=64 -DUSE_STACKSIZE_CUSTOMIZATION
-       -Wno-literal-suffix)
-(cd "$W/src" && g++ -fsanitize=thread "${FLAGS[@]}" ./*.cpp -o "$W/pbzip2-tsan" -lbz2) ||
-    fail "pbzip2 does not build with -fsanitize=thread"
-P=$W/pbzip2-tsan
-
-# --- input: 2 MB of generated text --------------------------------------------------------
-python3 - "$W/in.txt" <<'EOF'
-import random, sys
-r = random.Random(1)
-words = "race lock thread atomic mutex queue block buffer signal wait data predict".split()
-out, n = [], 0
-while n < 2_000_000:
-    line = " ".join(r.choice(words) for _ in range(12)) + " %d\n" % r.randrange(10**6)
-    out.append(line)
-    n += len(line)
-open(sys.argv[1], "w").write("".join(out))
-EOF
-
-# --- record -----------------------------------------------------------------------------
-cd "$W" || exit 1
-rm -f ./*.rpb in.txt.bz2 d.txt d.txt.bz2 out.txt pipe.bz2
-rec() { # rec NAME CMD... : record CMD into NAME.rpb
-    local name=$1
-    shift
-    "$RACEPRED" record -o "$W/$name.rpb" -- "$@" || fail "$name: record failed"
-}
-rec compress-files "$P" -p4 -b1 -k -f in.txt
-cp in.txt.bz2 d.txt.bz2
-rec decompress-files "$P" -p4 -d -f d.txt.bz2
-cmp -s d.txt in.txt || fail "decompressed output differs from the input"
-"$RACEPRED" record -o "$W/compress-pipe.rpb" -- "$P" -p3 -b1 -c <in.txt >pipe.bz2 ||
-    fail "compress-pipe: record failed"
-"$RACEPRED" record -o "$W/decompress-pipe.rpb" -- "$P" -p3 -d -c <pipe.bz2 >out.txt ||
-    fail "decompress-pipe: record failed"
-cmp -s out.txt in.txt || fail "the pipe round trip differs from the input"
-
-# --- validate and analyse -------------------------------------------------------------------
-unexplained=0
-for t in compress-files decompress-files compress-pipe decompress-pipe; do
-    "$RACEPRED" validate "$W/$t.rpb" || fail "$t.rpb is not a well-formed trace"
-    "$RACEPRED" analyze -a hb -a shb -a wcp --json "$W/$t.rpb" >"$W/$t.json"
-    code=$?
-    [ $code -le 1 ] || fail "$t: analyze failed ($code)"
-    # One `analysis first_loc second_loc` line per location pair (file names only).
-    python3 - "$W/$t.json" >"$W/$t.pairs" <<'EOF' || fail "$t: cannot read the report"
-import json, os, sys
-reports = json.load(open(sys.argv[1]))
-for r in reports if isinstance(reports, list) else [reports]:
-    for p in r.get("location_pairs") or []:
-        print(r["analysis"], os.path.basename(p["first_loc"]), os.path.basename(p["second_loc"]))
-    for g in r.get("racy_location_groups") or []:
-        print(r["analysis"], "-", os.path.basename(g["loc"]))
-EOF
-    events=$("$RACEPRED" stats "$W/$t.rpb" | awk '$1 == "events" {print $2}')
-    if [ -s "$W/$t.pairs" ]; then
-        while read -r analysis first second; do
-            known=no
-            for e in "${EXPLAINED[@]}"; do
-                [ "$e" = "$first $second" ] && known=yes
-            done
-            echo "$t: $analysis race $first $second (explained: $known)"
-            [ $known = yes ] || unexplained=$((unexplained + 1))
-        done <"$W/$t.pairs"
-    else
-        echo "$t: $events events, well-formed, no race (hb, shb, wcp)"
+# --- source ----------------------------------------------------------------------------
+tarball=$W/src/pbzip2_$version.orig.tar.gz
+if [ ! -s "$tarball" ]; then
+    mkdir -p "$W/src" "$W/apt/lists/partial" "$W/apt/cache/archives/partial"
+    echo "deb-src $mirror bookworm main" >"$W/apt/sources.list"
+    O=(-o "Dir::Etc::SourceList=$W/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o "Dir::State::Lists=$W/apt/lists" -o "Dir::Cache=$W/apt/cache"
+        -o Acquire::Retries=0 -o Acquire::http::Timeout=30)
+    echo "fetching pbzip2 $version (Debian bookworm source) from $mirror"
+    if ! apt-get "${O[@]}" update >"$W/apt/update.log" 2>&1 ||
+        grep -q '^[WE]: Failed to fetch' "$W/apt/update.log"; then
+        skip "cannot fetch the Debian source index from $mirror (no network?): $(grep -m1 '^[WE]:' "$W/apt/update.log")"
     fi
-done
-
-# --- online -------------------------------------------------------------------------------
-"$RACEPRED" record --online fasttrack -- "$P" -p4 -d -c in.txt.bz2 >"$W/online.out" ||
-    fail "record --online fasttrack failed"
-grep -q "^fasttrack: no races" "$W/online.out" || {
-    grep -A20 "^fasttrack:" "$W/online.out"
-    unexplained=$((unexplained + 1))
-}
-grep -q "^fasttrack:" "$W/online.out" || fail "record --online printed no report"
-echo "online fasttrack (decompress -p4): $(grep '^fasttrack:' "$W/online.out")"
-
-# --- ThreadSanitizer on the same binary, for comparison (information only) ------------------
-if TSAN_OPTIONS=exitcode=0 "$P" -p4 -d -c in.txt.bz2 2>"$W/tsan.err" >/dev/null; then
-    echo "ThreadSanitizer (decompress -p4): $(grep -c 'WARNING: ThreadSanitizer' "$W/tsan.err") warnings"
+    if ! (cd "$W/src" && apt-get "${O[@]}" source --download-only "pbzip2=$version-1") \
+        >"$W/apt/source.log" 2>&1 || [ ! -s "$tarball" ]; then
+        skip "cannot download pbzip2_$version's source: $(grep -m1 '^E:' "$W/apt/source.log")"
+    fi
+fi
+if [ ! -f "$src/pbzip2.cpp" ]; then
+    tar -xzf "$tarball" -C "$W" || fail "cannot unpack $tarball"
 fi
 
-[ $unexplained -eq 0 ] || fail "$unexplained race report(s) not explained in the README"
-echo "pbzip2: passed"
+# --- build -----------------------------------------------------------------------------
+pb=$src/pbzip2.tsan
+if [ ! -x "$pb" ] || [ "$pb" -ot "$src/pbzip2.cpp" ]; then
+    echo "building pbzip2 with g++ -fsanitize=thread -g -O1"
+    (cd "$src" && g++ -fsanitize=thread -g -O1 -w -pthread -D_LARGEFILE64_SOURCE \
+        -D_FILE_OFFSET_BITS=64 -DUSE_STACKSIZE_CUSTOMIZATION \
+        pbzip2.cpp BZ2StreamScanner.cpp ErrorContext.cpp -o pbzip2.tsan -lbz2 -lpthread) \
+        >"$W/build.log" 2>&1 || skip "pbzip2 does not build: $(tail -c 400 "$W/build.log")"
+fi
+
+# --- input -----------------------------------------------------------------------------
+# A seeded mix of words, numbers and random tokens (bzip2 ratio about 2.2), and the same
+# compressed by libbz2 into one stream of 900k blocks (as `bzip2 -9`), which pbzip2 splits
+# into parts per block and whose blocks decompress in several output parts.
+T=$W/traces
+mkdir -p "$T"
+cat >"$W/gen.c" <<'EOF'
+#include <bzlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static unsigned long long s;
+static unsigned next(void) {
+  s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (unsigned)(s >> 33);
+}
+int main(int argc, char **argv) {
+  static const char *w[] = {"race", "thread", "lock", "mutex", "signal", "queue", "block",
+    "buffer", "compress", "stream", "the", "of", "and", "to", "a", "in", "is", "that", "for",
+    "it", "with", "as", "on", "be", "at", "by", "this", "had", "not", "are", "but", "from",
+    "or", "have", "an", "they", "which", "one"};
+  static const char al[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/";
+  if (argc > 1 && strcmp(argv[1], "--bz2") == 0) { /* stdin -> one bzip2 stream on stdout */
+    int e;
+    static char buf[1 << 16];
+    size_t n;
+    BZFILE *b = BZ2_bzWriteOpen(&e, stdout, 9, 0, 0);
+    while (e == BZ_OK && (n = fread(buf, 1, sizeof buf, stdin)) > 0) BZ2_bzWrite(&e, b, buf, n);
+    BZ2_bzWriteClose(&e, b, 0, 0, 0);
+    return e != BZ_OK;
+  }
+  unsigned long n = argc > 1 ? strtoul(argv[1], 0, 10) : 4000000, i = 0;
+  s = argc > 2 ? strtoull(argv[2], 0, 10) : 42;
+  while (i < n) {
+    unsigned r = next();
+    if (r % 5 == 0) {
+      int k = 4 + r % 9;
+      while (k--) { putchar(al[next() % 64]); i++; }
+    } else if (r % 7 == 0) {
+      i += printf("%u", next() % 1000000);
+    } else {
+      const char *x = w[r % (sizeof w / sizeof *w)];
+      while (*x) putchar(*x++), i++;
+    }
+    putchar(r % 11 == 0 ? '\n' : ' ');
+    i++;
+  }
+  return 0;
+}
+EOF
+gcc -O2 -o "$W/gen" "$W/gen.c" -lbz2 || fail "cannot build the input generator"
+"$W/gen" "$bytes" 42 >"$T/in.txt" && "$W/gen" --bz2 <"$T/in.txt" >"$T/single.bz2" ||
+    fail "cannot generate the input"
+
+# --- record, validate, analyse ---------------------------------------------------------
+: >"$T/races.tsv"
+: >"$T/runs.txt"
+# run NAME EXIT STDIN STDOUT ARGS…: record pbzip2 ARGS (in $T) into NAME.rpb; its exit
+# status must be EXIT; validate; analyse; append the races to races.tsv as
+# MODE ANALYSIS KIND LOCATION [LOCATION].
+run() {
+    local name=$1 want=$2 in=$3 out=$4 rc
+    shift 4
+    (cd "$T" && "$R" record -o "$name.rpb" -- "$pb" "$@" <"$in" >"$out" 2>"$name.log")
+    rc=$?
+    [ "$rc" = "$want" ] ||
+        fail "$name: \`pbzip2 $*\` under racepred record exited $rc, expected $want: $(tail -n 5 "$T/$name.log")"
+    local code=$rc
+    grep -q '^racepred: recorded' "$T/$name.log" || fail "$name: no trace written: $(tail -n 5 "$T/$name.log")"
+    "$R" validate "$T/$name.rpb" >"$T/$name.validate" 2>&1 ||
+        fail "$name: the trace does not validate: $(head -n 5 "$T/$name.validate")"
+    "$R" analyze -a hb -a shb -a wcp -a hbp -a shbp "$T/$name.rpb" >"$T/$name.races" 2>&1
+    rc=$?
+    [ "$rc" -le 1 ] || fail "$name: racepred analyze failed: $(head -n 5 "$T/$name.races")"
+    awk -v mode="$name" -v strip="$src/" '
+        function rel(l) { return index(l, strip) == 1 ? substr(l, length(strip) + 1) : l }
+        /^[a-z-]+: / { an = substr($1, 1, length($1) - 1); next }
+        /^ +[0-9]+x +[rw]\(/ { print mode "\t" an "\t" substr($2, 1, 1) "\t" rel($4) "\t-"; next }
+        /^ +[0-9]+x +(write-write|write-read|read-write) / { print mode "\t" an "\t" $2 "\t" rel($5) "\t" rel($7) }
+    ' "$T/$name.races" >>"$T/races.tsv"
+    local ev th n
+    ev=$("$R" stats "$T/$name.rpb" | awk '$1 == "events" { print $2 }')
+    th=$("$R" stats "$T/$name.rpb" | awk '$1 == "threads" { print $2 }')
+    n=$(awk -v m="$name" '$1 == m' "$T/races.tsv" | wc -l)
+    printf '%-24s exit %s  %8s events  %2s threads  %2s race lines  pbzip2 %s\n' \
+        "$name" "$code" "$ev" "$th" "$n" "$*" | tee -a "$T/runs.txt"
+    [ "$keep" = 1 ] || rm -f "$T/$name.rpb"
+}
+same() { cmp -s "$T/$1" "$T/in.txt" || fail "$2: the output differs from the input"; }
+
+cp /dev/null "$T/empty"
+run compress-p2 0 empty c-p2.bz2 -p2 -c -k in.txt
+run compress-p4 0 empty c-p4.bz2 -p4 -b1 -c -k in.txt
+run compress-p4-m1 0 empty c-p4-m1.bz2 -p4 -b1 -m1 -c -k in.txt
+run compress-p4-stdin 0 in.txt c-p4-stdin.bz2 -p4 -b1 -c
+run decompress-p2 0 empty d-p2.out -d -p2 -c -k c-p2.bz2 && same d-p2.out decompress-p2
+run decompress-p4 0 empty d-p4.out -d -p4 -c -k c-p4.bz2 && same d-p4.out decompress-p4
+run decompress-p4-m1 0 empty d-p4-m1.out -d -p4 -m1 -c -k c-p4-m1.bz2 && same d-p4-m1.out decompress-p4-m1
+run decompress-p4-stdin 0 c-p4-stdin.bz2 d-p4-stdin.out -d -p4 -c && same d-p4-stdin.out decompress-p4-stdin
+run decompress-p4-single 0 empty d-p4-single.out -d -p4 -c -k single.bz2 && same d-p4-single.out decompress-p4-single
+run decompress-p4-single-m1 0 empty d-p4-single-m1.out -d -p4 -m1 -c -k single.bz2 &&
+    same d-p4-single-m1.out decompress-p4-single-m1
+run test-p4 0 empty test-p4.out -t -p4 c-p4.bz2
+# A damaged block: a consumer reports the error, the terminator thread ends the process
+# while the other threads still run; pbzip2 exits 1.
+cp "$T/c-p4.bz2" "$T/corrupt.bz2"
+printf 'XXXXXXXXXXXXXXXX' | dd of="$T/corrupt.bz2" bs=1 seek=900000 conv=notrunc status=none
+run decompress-p4-corrupt 1 empty d-p4-corrupt.out -d -p4 -c -k corrupt.bz2
+
+# The analysis inside the program (`record --online fasttrack`): its racy accesses go into
+# the same check (mode `online-fasttrack`).
+(cd "$T" && "$R" record --online fasttrack -o online.races -- "$pb" -d -p4 -m1 -c -k c-p4-m1.bz2 \
+    >online.out 2>online.log) || fail "online: \`racepred record --online fasttrack\` failed: $(tail -n 5 "$T/online.log")"
+grep -q '^fasttrack: ' "$T/online.races" || fail "online: no report in $T/online.races"
+same online.out online-fasttrack
+awk -v mode=online-fasttrack -v strip="$src/" '
+    function rel(l) { return index(l, strip) == 1 ? substr(l, length(strip) + 1) : l }
+    /^[a-z-]+: / { an = substr($1, 1, length($1) - 1); next }
+    /^ +[0-9]+x +[rw]\(/ { print mode "\t" an "\t" substr($2, 1, 1) "\t" rel($4) "\t-" }
+' "$T/online.races" >>"$T/races.tsv"
+printf '%-24s %s\n' online-fasttrack "$(head -n 1 "$T/online.races")" | tee -a "$T/runs.txt"
+
+# --- summary and check -----------------------------------------------------------------
+grep -v '^#' "$expected" | awk 'NF >= 3 { print $1 "\t" $2 "\t" $3 }' >"$T/expected.tsv"
+echo
+echo "races by location pair (pair analyses hbp, shbp; mode: analyses):"
+awk -F'\t' '$5 != "-" {
+        k = $4 " -> " $5 " (" $3 ")"
+        if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+        if (!((k, $1) in m)) { m[k, $1] = $2; modes[k] = modes[k] " " $1 ":" } else m[k, $1] = m[k, $1] "," $2
+    }
+    END {
+        if (n == 0) print "  (none)"
+        for (i = 1; i <= n; i++) {
+            k = order[i]; line = ""; c = split(modes[k], ms, " ")
+            for (j = 1; j <= c; j++) { md = substr(ms[j], 1, length(ms[j]) - 1); line = line "  " md ":" m[k, md] }
+            print "  " k ";" line
+        }
+    }' "$T/races.tsv"
+echo "racy accesses (racy-event analyses hb, shb, wcp; mode: analyses; partner from pbzip2.expected):"
+awk -F'\t' 'NR == FNR { p[$1] = p[$1] " " $2; p[$2] = p[$2] " " $1; next }
+    $5 == "-" {
+        k = $3 " " $4
+        if (!(k in seen)) { seen[k] = 1; order[++n] = k; loc[k] = $4 }
+        if (!((k, $1) in m)) { m[k, $1] = $2; modes[k] = modes[k] " " $1 } else m[k, $1] = m[k, $1] "," $2
+    }
+    END {
+        if (n == 0) print "  (none)"
+        for (i = 1; i <= n; i++) {
+            k = order[i]; line = ""; c = split(modes[k], ms, " ")
+            for (j = 1; j <= c; j++) line = line "  " ms[j] ":" m[k, ms[j]]
+            print "  " k ";" line "  [with" (loc[k] in p ? p[loc[k]] : " ?") "]"
+        }
+    }' "$T/expected.tsv" "$T/races.tsv"
+
+awk -F'\t' 'NR == FNR { pair[$1 "|" $2] = 1; pair[$2 "|" $1] = 1; at[$1] = 1; at[$2] = 1; next }
+    $5 != "-" && !(($4 "|" $5) in pair) { print "  " $1 ": " $2 " " $3 " " $4 " -> " $5 }
+    $5 == "-" && !($4 in at) { print "  " $1 ": " $2 " " $3 " at " $4 }' \
+    "$T/expected.tsv" "$T/races.tsv" | sort -u >"$T/unexplained.txt"
+awk -F'\t' 'NR == FNR { if ($5 != "-") { got[$4 "|" $5] = 1; got[$5 "|" $4] = 1 } else got[$4] = 1; next }
+    !(($1 "|" $2) in got) && !($1 in got) && !($2 in got) { print "  " $1 " <-> " $2 " (" $3 ")" }' \
+    "$T/races.tsv" "$T/expected.tsv" >"$T/absent.txt"
+if [ -s "$T/absent.txt" ]; then
+    echo "explained pairs not reported in this run, neither as a pair nor as a racy access at either location (they depend on the schedule):"
+    cat "$T/absent.txt"
+fi
+if [ -s "$T/unexplained.txt" ]; then
+    echo "UNEXPLAINED races (not in $expected):"
+    cat "$T/unexplained.txt"
+    fail "$(wc -l <"$T/unexplained.txt") unexplained race report(s); traces and reports in $T"
+fi
+echo "ok: $(wc -l <"$T/runs.txt") recordings of pbzip2 $version validate and round-trip; every reported race is explained (reports in $T/*.races)"
