@@ -120,6 +120,14 @@ impl LocksetTable {
         r
     }
 
+    /// 32 bits of the lockset's locks (lock `l` sets bit `l % 32`): sets whose masks do not
+    /// meet are disjoint.
+    #[inline]
+    pub fn mask(&self, ls: LsId) -> u32 {
+        let m = self.masks[ls as usize];
+        (m | m >> 32) as u32
+    }
+
     /// `a ∩ b = ∅`.
     #[inline]
     pub fn disjoint(&self, a: LsId, b: LsId) -> bool {
@@ -616,8 +624,9 @@ struct ShadowEntry {
     time: u32,
     index: u64,
     thread: u32,
-    /// In the first entry of a thread's run: the run's length.
-    run: u32,
+    /// The lockset's [`LocksetTable::mask`]: entries whose mask misses the current
+    /// access's are disjoint from it without a look at the table.
+    mask: u32,
 }
 
 /// The accesses of one variable at one (location, kind).
@@ -625,8 +634,8 @@ struct ShadowEntry {
 struct Site {
     loc: LocId,
     write: bool,
-    /// Every thread's entries in one vector, a run per thread, each in time order with its
-    /// length in its first entry (so a scan jumps from thread to thread). The first
+    /// Every thread's entries in one vector, a contiguous run per thread, each in time
+    /// order (scans read the vector front to back, loads that do not wait on each other). The first
     /// entry is inline: most sites have one (on dacapo_lusearch_q2_t2, with 2.4·10^6 sites,
     /// a vector per thread and site took half of the memory).
     entries: SmallVec<[ShadowEntry; 1]>,
@@ -684,6 +693,7 @@ impl Shadow {
         let me = site_of(sites, ev);
         self.cur = (x, me);
         let t = ev.thread;
+        let mask = table.mask(ls);
         for s in 0..sites.len() {
             let site = &sites[s];
             if !site.write && !reads {
@@ -695,38 +705,26 @@ impl Shadow {
                 continue;
             }
             // The latest racing entry while the group's first instance may still change
-            // (found now), else any one.
+            // (found now), else any one. A thread's entries are in time order, so the
+            // latest racing one overall is the racing one with the largest index.
             let any = known != u32::MAX && !sink.open(known, index);
-            let mut best: Option<(ThreadId, &ShadowEntry)> = None;
-            let list = &site.entries[..];
-            let mut i = 0;
-            'threads: while i < list.len() {
-                let (u, run) = (list[i].thread, list[i].run as usize);
-                let at = i;
-                i += run;
-                if u == t.0 {
+            let mut best: Option<&ShadowEntry> = None;
+            for e in site.entries.iter() {
+                if e.thread == t.0
+                    || clock.is_some_and(|c| e.time <= c.get(ThreadId(e.thread)))
+                    || (e.mask & mask != 0 && !table.disjoint(e.ls, ls))
+                {
                     continue;
                 }
-                let u = ThreadId(u);
-                let known = clock.map_or(0, |c| c.get(u));
-                // Newest first: the first racing entry is the thread's latest, and the
-                // first known one ends the thread (the older ones are known too).
-                for e in list[at..at + run].iter().rev() {
-                    if clock.is_some() && e.time <= known {
-                        break;
-                    }
-                    if table.disjoint(e.ls, ls) {
-                        if best.is_none_or(|b| e.index > b.1.index) {
-                            best = Some((u, e));
-                        }
-                        if any {
-                            break 'threads;
-                        }
+                if best.is_none_or(|b| e.index > b.index) {
+                    best = Some(e);
+                    if any {
                         break;
                     }
                 }
             }
-            let Some((eu, &e)) = best else { continue };
+            let Some(&e) = best else { continue };
+            let eu = ThreadId(e.thread);
             hit_site(sink, sites, me, s, eu, e.index, index, ev);
         }
     }
@@ -754,44 +752,54 @@ impl Shadow {
         };
         let thread = ev.thread.0;
         let entries = &mut sites[me].entries;
-        let before = entries.len();
-        // The thread's run, if any.
-        let mut at = 0;
-        while at < entries.len() && entries[at].thread != thread {
-            at += entries[at].run as usize;
-        }
-        let run = if at < entries.len() {
-            entries[at].run as usize
-        } else {
-            0
-        };
-        // Keep the run's entries the access does not dominate (lockset ⊇ `ls`), in order,
-        // then the access.
-        let mut w = at;
-        for k in at..at + run {
-            if !table.subset(ls, entries[k].ls) {
-                entries[w] = entries[k];
-                w += 1;
-            }
-        }
         let entry = ShadowEntry {
             ls,
             time,
             index,
             thread,
-            run: 0,
+            mask: table.mask(ls),
         };
-        if w < at + run {
-            entries[w] = entry;
-            entries.drain(w + 1..at + run);
-        } else {
+        // The thread's run, if any.
+        let Some(at) = entries.iter().position(|e| e.thread == thread) else {
             if entries.len() == entries.capacity() {
                 // Grow exactly (`Vec` would make room for four).
                 entries.reserve_exact(1);
             }
-            entries.insert(at + run, entry);
+            entries.push(entry);
+            self.entries += 1;
+            return;
+        };
+        let end = at
+            + entries[at..]
+                .iter()
+                .position(|e| e.thread != thread)
+                .unwrap_or(entries.len() - at);
+        // The usual case: the run's last entry has the same lockset. No later entry of a
+        // run has a subset of an earlier one's lockset, so the access dominates that entry
+        // and no other: it takes its place.
+        if entries[end - 1].ls == ls {
+            entries[end - 1] = entry;
+            return;
         }
-        entries[at].run = (w - at + 1) as u32;
+        let before = entries.len();
+        // Keep the run's entries the access does not dominate (lockset ⊇ `ls`), in order,
+        // then the access.
+        let mut w = at;
+        for k in at..end {
+            if !table.subset(ls, entries[k].ls) {
+                entries[w] = entries[k];
+                w += 1;
+            }
+        }
+        if w < end {
+            entries[w] = entry;
+            entries.drain(w + 1..end);
+        } else {
+            if entries.len() == entries.capacity() {
+                entries.reserve_exact(1);
+            }
+            entries.insert(end, entry);
+        }
         self.entries = self.entries + entries.len() - before;
     }
 }
