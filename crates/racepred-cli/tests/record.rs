@@ -415,3 +415,37 @@ fn a_forked_child_writes_its_own_trace() {
     let (code, report) = analyze(&dir.join("fk.rpb"), "hb");
     assert_eq!(code, 0, "{report}");
 }
+
+/// The pair analysis's report of `name`'s recorded run names each pair of marked lines.
+fn assert_pairs_at_lines(name: &str, pairs: &[(&str, &str)]) {
+    let Some(trace) = record(name, "rpb") else {
+        return;
+    };
+    let (code, report) = analyze(&trace, "shbp");
+    assert_eq!(code, 1, "{name}:\n{report}");
+    for (a, b) in pairs {
+        let (a, b) = (
+            format!("{name}:{}:", line_of(name, a)),
+            format!("{name}:{}:", line_of(name, b)),
+        );
+        assert!(
+            report
+                .lines()
+                .any(|l| l.contains(&a) && l.contains(&b)),
+            "{name}: no pair {a} / {b}:\n{report}"
+        );
+    }
+}
+
+#[test]
+fn free_and_realloc_race_with_unordered_uses() {
+    assert_pairs_at_lines(
+        "free_race.c",
+        &[("RACE-USE", "RACE-FREE"), ("RACE-READ", "RACE-REALLOC")],
+    );
+}
+
+#[test]
+fn delete_races_with_an_unordered_use() {
+    assert_pairs_at_lines("delete_race.cc", &[("RACE-USE", "RACE-DELETE")]);
+}

@@ -35,6 +35,10 @@ pub enum Kind {
     /// `[addr, addr + size)` was freed (or is a new thread's stack): later accesses to it are
     /// to new variables. The size is in the low 48 bits of `info`.
     Retire = 8,
+    /// `free(addr)` called from the return address in the low 48 bits of `info`; the
+    /// thread's next record is the block's [`Kind::Retire`]. The block's variables are
+    /// written there (a free is a write, as for ThreadSanitizer).
+    Free = 9,
 }
 
 impl Kind {
@@ -49,6 +53,7 @@ impl Kind {
             6 => Kind::VRead,
             7 => Kind::VWrite,
             8 => Kind::Retire,
+            9 => Kind::Free,
             _ => return None,
         })
     }
@@ -455,6 +460,17 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
 pub fn retire(addr: usize, size: usize) {
     if size > 0 {
         record(Kind::Retire, ns::MEM, addr, size.min(LOW48 as usize));
+    }
+}
+
+/// Records that the block `[addr, addr + size)` is freed by a call returning to `pc`: a
+/// write of each of its variables there, then its retirement.
+pub fn free_block(addr: usize, size: usize, pc: usize) {
+    if size > 0 {
+        with_buf(|b| unsafe {
+            push_now(b, Kind::Free, ns::MEM, addr, pc);
+            push_now(b, Kind::Retire, ns::MEM, addr, size.min(LOW48 as usize));
+        });
     }
 }
 

@@ -99,20 +99,22 @@ impl Vars {
         })
     }
 
-    /// `[addr, addr + size)` holds new variables from now on.
-    fn retire(&mut self, addr: u64, size: u64) {
+    /// `[addr, addr + size)` holds new variables from now on; the variables it held (those
+    /// accessed since their address was last retired) are added to `freed`.
+    fn retire(&mut self, addr: u64, size: u64, freed: &mut Vec<u32>) {
         let end = addr.saturating_add(size);
         if size == 0 {
             return;
         }
         let (first, last) = (addr >> PAGE_BITS, (end - 1) >> PAGE_BITS);
-        let clear = |page: u64, t: &mut [u32; PAGE], generation: &mut FxHashMap<u64, u32>| {
+        let mut clear = |page: u64, t: &mut [u32; PAGE], generation: &mut FxHashMap<u64, u32>| {
             let base = page << PAGE_BITS;
             let lo = addr.max(base) - base;
             let hi = end.min(base + PAGE as u64) - base;
             for off in lo..hi {
                 let s = &mut t[off as usize];
                 if *s != 0 {
+                    freed.push(*s - 1);
                     *s = 0;
                     *generation.entry(base + off).or_insert(0) += 1;
                 }
@@ -147,6 +149,11 @@ pub struct Converter {
     locs: FxHashMap<u64, LocId>,
     /// The last address looked up in `locs` (0: none).
     last_loc: (u64, LocId),
+    /// Per trace thread: its last [`Kind::Free`] record (block, return address), waiting
+    /// for the block's [`Kind::Retire`].
+    frees: Vec<Option<(u64, u64)>>,
+    /// The variables of the block being freed (reused buffer).
+    freed: Vec<u32>,
 }
 
 const NO_THREAD: u32 = u32::MAX;
@@ -202,26 +209,71 @@ impl Converter {
         ThreadId(self.threads[i])
     }
 
-    /// The event of record `r` of runtime thread `tid` (`None` for a retirement, which only
-    /// changes the names of later accesses).
-    #[inline]
-    pub fn convert(&mut self, tid: u32, r: &Rec) -> Option<Event> {
-        let t = self.thread(tid);
-        self.convert_as(t, r)
+    /// Calls `emit` with the events of record `r` of trace thread `t`: none for a
+    /// retirement of memory that was not freed (a new thread's stack) and for the
+    /// [`Kind::Free`] announcing a free, a write of each variable of the block at the
+    /// block's retirement after a free, one event for every other record.
+    #[inline(always)]
+    pub fn convert_with<E>(
+        &mut self,
+        t: ThreadId,
+        r: &Rec,
+        mut emit: impl FnMut(&Event, &Names) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match r.kind() {
+            Some(Kind::Free) | Some(Kind::Retire) => self.free_or_retire(t, r, emit),
+            _ => match self.convert_as(t, r) {
+                Some(ev) => emit(&ev, &self.names),
+                None => Ok(()),
+            },
+        }
     }
 
-    /// [`Converter::convert`] with the trace thread already looked up.
+    #[cold]
+    #[inline(never)]
+    fn free_or_retire<E>(
+        &mut self,
+        t: ThreadId,
+        r: &Rec,
+        mut emit: impl FnMut(&Event, &Names) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let i = t.index();
+        if i >= self.frees.len() {
+            self.frees.resize(i + 1, None);
+        }
+        if r.kind() == Some(Kind::Free) {
+            self.frees[i] = Some((r.addr, r.low()));
+            return Ok(());
+        }
+        let free = self.frees[i].take();
+        let mut freed = std::mem::take(&mut self.freed);
+        freed.clear();
+        self.vars.retire(r.addr, r.low(), &mut freed);
+        let mut result = Ok(());
+        if let Some((_, pc)) = free.filter(|f| f.0 == r.addr) {
+            // Variables are numbered in order of first access: a stable order.
+            freed.sort_unstable();
+            let loc = self.loc(pc);
+            for &v in &freed {
+                result = emit(&Event::new(t, Op::Write, v, loc), &self.names);
+                if result.is_err() {
+                    break;
+                }
+            }
+        }
+        self.freed = freed;
+        result
+    }
+
+    /// The event of record `r` of trace thread `t`, for records of one event (not
+    /// [`Kind::Free`] / [`Kind::Retire`]: see [`Converter::convert_with`]).
     #[inline(always)]
     pub fn convert_as(&mut self, t: ThreadId, r: &Rec) -> Option<Event> {
         let kind = r.kind()?;
-        if kind == Kind::Retire {
-            self.vars.retire(r.addr, r.low());
-            return None;
-        }
         let loc = self.loc(r.low());
         let names = &mut self.names;
         let (op, target) = match kind {
-            Kind::Retire => unreachable!(),
+            Kind::Retire | Kind::Free => return None,
             Kind::Read => (Op::Read, self.vars.mem(r.addr, names)),
             Kind::Write => (Op::Write, self.vars.mem(r.addr, names)),
             Kind::VRead => (Op::VolatileRead, self.vars.sync(r.ns(), r.addr, names)),

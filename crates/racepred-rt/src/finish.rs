@@ -153,10 +153,10 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         let limit = heap.peek().map_or(u64::MAX, |std::cmp::Reverse((s, _))| *s);
         let t = conv.thread(snaps[i].tid);
         while let Some(r) = iters[i].next_if(|r| r.seq < limit) {
-            if let Some(ev) = conv.convert_as(t, r) {
-                w.write_event(&ev, &conv.names, &[], None)?;
+            conv.convert_with(t, r, |ev, names| {
                 events += 1;
-            }
+                w.write_event(ev, names, &[], None)
+            })?;
         }
         if let Some(next) = iters[i].peek() {
             heap.push(std::cmp::Reverse((next.seq, i)));

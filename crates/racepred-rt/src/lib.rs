@@ -5,8 +5,9 @@
 //!
 //! - [`access`]: the compiler's memory-access calls (`__tsan_read4` …) → `r` / `w`.
 //! - [`atomics`]: `__tsan_atomic*`, performed here → `vr` / `vw` by memory order.
-//! - [`sync`]: interposed pthread, semaphore, `free` / `realloc` and `_exit` functions →
-//!   `acq` / `rel`, `fork` / `join`, `vr` / `vw`, retired variables (SSHB §3's accurate
+//! - [`sync`]: interposed pthread, semaphore, `free` / `realloc` / `operator delete` and
+//!   `_exit` functions → `acq` / `rel`, `fork` / `join`, `vr` / `vw`, writes of freed
+//!   blocks and retired variables (SSHB §3's accurate
 //!   instrumentation of locks: Kai Stadtmüller, Martin Sulzmann, Peter Thiemann, "Data
 //!   Race Prediction for Inaccurate Traces", ../shared/papers/sshb-inaccurate-traces.txt).
 //! - [`annotations`]: ThreadSanitizer's annotation interface.

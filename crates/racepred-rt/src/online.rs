@@ -15,9 +15,12 @@
 //! which of two racing accesses is the *second* may differ from a recorded trace, the
 //! happens-before races (unordered conflicting pairs) are the same in every such order.
 //! That is why the online analyses are the happens-before ones (FastTrack, Djit+ `hb`,
-//! PACER) and not SHB, whose reads-from is the trace order. Retirements (`free`) are
-//! synchronisation events here, so that reused memory is a new variable before any other
-//! thread's access to it is analysed. Memory is the analysis's state plus one batch per
+//! PACER) and not SHB, whose reads-from is the trace order. Frees are synchronisation
+//! events here (the block's variables written, then retired), so that reused memory is a
+//! new variable before any other thread's access to it is analysed. The price: another
+//! thread's access of the block made before the free but still in that thread's batch is
+//! analysed after it, as an access of the reused memory, so a race between it and the free
+//! is missed (never a false one; a recorded trace has the real order). Memory is the analysis's state plus one batch per
 //! thread: a long run costs no more than a short one with the same variables.
 //!
 //! Configuration (set by `racepred record`, read at the first event):
@@ -38,7 +41,7 @@ use std::path::Path;
 use racepred::analysis::pacer::PacerConfig;
 use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
-use racepred::trace::{LocId, NameKind, Names};
+use racepred::trace::{LocId, NameKind, Names, ThreadId};
 
 use crate::buf::{self, Kind, Rec, SpinGuard, ThreadBuf};
 use crate::convert::Converter;
@@ -152,20 +155,25 @@ pub fn online() -> bool {
 impl State {
     #[inline]
     fn push(&mut self, tid: u32, r: &Rec) {
-        if let Some(ev) = self.conv.convert(tid, r) {
-            self.analysis.on_event(self.events, &ev, Side::default());
-            self.events += 1;
-        }
+        let t = self.conv.thread(tid);
+        self.push_as(t, r);
+    }
+
+    #[inline]
+    fn push_as(&mut self, t: ThreadId, r: &Rec) {
+        let (analysis, events) = (&mut self.analysis, &mut self.events);
+        let _ = self.conv.convert_with(t, r, |ev, _| {
+            analysis.on_event(*events, ev, Side::default());
+            *events += 1;
+            Ok::<(), ()>(())
+        });
     }
 
     /// Hands `b`'s pending accesses to the analysis.
     unsafe fn drain(&mut self, b: *mut ThreadBuf) {
         let t = self.conv.thread((*b).tid);
         for r in buf::pending(b) {
-            if let Some(ev) = self.conv.convert_as(t, r) {
-                self.analysis.on_event(self.events, &ev, Side::default());
-                self.events += 1;
-            }
+            self.push_as(t, r);
         }
         buf::clear_pending(b);
     }

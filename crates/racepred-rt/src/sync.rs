@@ -25,7 +25,7 @@
 //! | `sem_post` | `vw(sem:s)`; `sem_wait` & co: `vr(sem:s)` when it succeeds |
 //! | `pthread_once` | the routine's end `vw(once:o)`; every return `vr(once:o)` |
 //! | `__cxa_guard_release` / `_acquire` | `vw(g)` / `vr(g)` (as the inline guard check's atomic load) |
-//! | `free`, `realloc` | retire the block (its addresses are new variables afterwards) |
+//! | `free`, `realloc`, `operator delete` | `w` of each variable of the block at the call, then retire the block (its addresses are new variables afterwards) |
 //!
 //! Readers of a rwlock hold it together, which a lock cannot say in a well-formed trace;
 //! they synchronise with writers only, through `vw`→`vr` edges on two variables per
@@ -42,7 +42,7 @@ use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use libc::pthread_t;
 
-use crate::buf::{self, ns, push_now, record, retire, with_buf, Kind, FINISHED, TLS};
+use crate::buf::{self, free_block, ns, push_now, record, retire, with_buf, Kind, FINISHED, TLS};
 use crate::tramp::hook;
 
 unsafe extern "C" {
@@ -666,26 +666,42 @@ hook!("rsi", fn __cxa_guard_release(g: *mut u64) => guard_release_impl);
 // Memory
 // ---------------------------------------------------------------------------------------
 
-/// `free`: the block's addresses hold new variables from now on (stamped before the block
-/// can be reused). `__libc_free` is glibc's public name of its allocator's `free`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn free(p: *mut c_void) {
+/// `free`: a write of the block's variables at the call (so an access another thread makes
+/// without synchronising with the free races with it: a use after free, or a free racing
+/// with a use), then the block's addresses hold new variables (stamped before the block can
+/// be reused). `__libc_free` is glibc's public name of its allocator's `free`.
+unsafe extern "C" fn free_impl(p: *mut c_void, pc: usize) {
     if !p.is_null() {
-        retire(p as usize, malloc_usable_size(p));
+        free_block(p as usize, malloc_usable_size(p), pc);
     }
     __libc_free(p)
 }
+hook!("rsi", fn free(p: *mut c_void) => free_impl);
 
-/// `realloc`: the old block is retired before the call, whether it moves or not (a block
-/// grown in place then holds new variables: possibly a missed race across the `realloc`,
-/// never a false one).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
+/// `realloc`: the old block is freed (written and retired) before the call, whether it
+/// moves or not (a block grown in place then holds new variables: possibly a missed race
+/// across the `realloc`, never a false one). `realloc(p, 0)` frees too.
+unsafe extern "C" fn realloc_impl(p: *mut c_void, n: usize, pc: usize) -> *mut c_void {
     if !p.is_null() {
-        retire(p as usize, malloc_usable_size(p));
+        free_block(p as usize, malloc_usable_size(p), pc);
     }
     __libc_realloc(p, n)
 }
+hook!("rdx", fn realloc(p: *mut c_void, n: usize) -> *mut c_void => realloc_impl);
+
+/// C++ `operator delete` (plain and sized, single and array): a free at the `delete`
+/// expression (libstdc++'s own `free` call would name a line inside libstdc++), then the
+/// block goes straight back to the allocator as libstdc++'s `operator delete` does.
+unsafe extern "C" fn delete_impl(p: *mut c_void, pc: usize) {
+    free_impl(p, pc)
+}
+unsafe extern "C" fn delete_sized_impl(p: *mut c_void, _size: usize, pc: usize) {
+    free_impl(p, pc)
+}
+hook!("rsi", fn _ZdlPv(p: *mut c_void) => delete_impl);
+hook!("rsi", fn _ZdaPv(p: *mut c_void) => delete_impl);
+hook!("rdx", fn _ZdlPvm(p: *mut c_void, size: usize) => delete_sized_impl);
+hook!("rdx", fn _ZdaPvm(p: *mut c_void, size: usize) => delete_sized_impl);
 
 // ---------------------------------------------------------------------------------------
 // Process end
