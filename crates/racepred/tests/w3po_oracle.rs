@@ -154,9 +154,13 @@ fn opposite_lock_orders() -> Trace {
 #[test]
 #[ignore = "paper claim fails: w3po Prop. 4.6 counterexample (race only through a deadlocking schedule)"]
 fn w3po_prop_4_6_counterexample_deadlock() {
-    let t = opposite_lock_orders();
-    let o = analyze(&t, &OracleConfig::default()).unwrap();
-    let w = w3po::pairs(&t, None);
+    assert_w3po_pairs_predictable(&opposite_lock_orders());
+}
+
+/// Prop. 4.6's claim on `t`: every pair W3PO reports is predictable (per the oracle).
+fn assert_w3po_pairs_predictable(t: &Trace) {
+    let o = analyze(t, &OracleConfig::default()).unwrap();
+    let w = w3po::pairs(t, None);
     assert!(
         w.is_subset(&o.predictable),
         "w3po {w:?} predictable {:?}",
@@ -194,14 +198,7 @@ fn read_from_excludes_a_write() -> Trace {
 #[test]
 #[ignore = "paper claim fails: w3po Prop. 4.6 counterexample (write between a read and its write)"]
 fn w3po_prop_4_6_counterexample_rf() {
-    let t = read_from_excludes_a_write();
-    let o = analyze(&t, &OracleConfig::default()).unwrap();
-    let w = w3po::pairs(&t, None);
-    assert!(
-        w.is_subset(&o.predictable),
-        "w3po {w:?} predictable {:?}",
-        o.predictable
-    );
+    assert_w3po_pairs_predictable(&read_from_excludes_a_write());
 }
 
 /// What that finding rests on: the pair is reported and is not predictable; without T1's

@@ -1,5 +1,7 @@
-// A data race: both threads increment `counter` without a lock.
+// A data race: both threads increment `counter` without a lock. With an argument
+// (`crash`) the program then dies of SIGSEGV: its trace must still be written.
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 
 int counter;
@@ -12,11 +14,16 @@ void *worker(void *arg) {
   return arg;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   pthread_t t;
   pthread_create(&t, NULL, worker, NULL);
   counter++; // RACE-MAIN
   pthread_join(t, NULL);
   printf("%d\n", counter);
+  if (argc > 1) {
+    fflush(stdout);
+    raise(SIGSEGV);
+  }
+  (void)argv;
   return 0;
 }
