@@ -595,9 +595,12 @@ fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     Trace::from_events(events)
 }
 
-/// A grouped report as comparable data: per group (first instance (first, second), its
-/// locations and kind, count), sorted.
-fn groups(r: &RaceReport) -> Vec<((u64, u64), (u32, u32, PairKind), u64)> {
+/// One group of a grouped report: first instance (first, second), its locations and kind,
+/// count.
+type Group = ((u64, u64), (u32, u32, PairKind), u64);
+
+/// A grouped report as comparable data, sorted.
+fn groups(r: &RaceReport) -> Vec<Group> {
     assert!(r.is_grouped() || r.pairs.is_empty());
     let mut v: Vec<_> = r
         .pairs
@@ -777,4 +780,27 @@ fn trace_specific_keeps_volatile_order() {
     let o = racepred::oracle::analyze(&t, &Default::default()).unwrap();
     assert_eq!(o.trace_specific, ts.predictable);
     assert_eq!(o.predictable, all.predictable);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// `grouped_equals_exhaustive_grouped` for W3PO's history mode with many locksets per
+    /// (variable, thread): two threads taking and releasing six locks around accesses of
+    /// one variable, so that the bounded log's lists of lockset classes grow past the
+    /// length it walks and it finds classes through its table.
+    #[test]
+    fn grouped_history_equals_exhaustive_with_many_locksets(
+        a in proptest::collection::vec(
+            (0u8..2, prop_oneof![Just(0u8), Just(4), Just(6), Just(6), Just(7), Just(7)], 0u8..6),
+            0..90,
+        ),
+        locs in proptest::collection::vec(0u8..4, 1..6),
+        h in 0usize..3,
+    ) {
+        let t = with_locs(&from_actions(2, 1, 6, &a), &locs);
+        let g = run(&t, Box::new(w3po::W3po::new(Some(h))));
+        let e = run(&t, Box::new(w3po::W3po::with_mode(Some(h), true)));
+        prop_assert_eq!(groups(&g), groups(&e.grouped()));
+    }
 }

@@ -629,20 +629,25 @@ struct ShadowEntry {
     mask: u32,
 }
 
-/// The accesses of one variable at one (location, kind).
+/// The accesses of one variable at one (location, kind): `E` is what the log keeps of them
+/// ([`Shadow`]: its entries; [`HistoryLog`] keeps them elsewhere).
 #[derive(Clone, Debug)]
-struct Site {
+struct Site<E> {
     loc: LocId,
     write: bool,
     /// Every thread's entries in one vector, a contiguous run per thread, each in time
     /// order (scans read the vector front to back, loads that do not wait on each other). The first
     /// entry is inline: most sites have one (on dacapo_lusearch_q2_t2, with 2.4·10^6 sites,
     /// a vector per thread and site took half of the memory).
-    entries: SmallVec<[ShadowEntry; 1]>,
-    /// Per earlier site of the variable (by position): the group of (that site, this one),
-    /// `u32::MAX` until known.
-    groups: Vec<u32>,
+    entries: E,
+    /// Per site of the variable (by position): the group of (that site, this one),
+    /// `u32::MAX` until known. Inline for variables of one or two sites (most: on
+    /// dacapo_lusearch_q2_t2 a heap block per site was a fifth of the shadow).
+    groups: SmallVec<[u32; 2]>,
 }
+
+/// A site of [`Shadow`].
+type ShadowSite = Site<SmallVec<[ShadowEntry; 1]>>;
 
 /// Bounded shadow memory for grouped pair reports.
 ///
@@ -658,7 +663,7 @@ struct Site {
 /// report grouped by location pair.
 #[derive(Debug, Default)]
 pub struct Shadow {
-    vars: Vec<Vec<Site>>,
+    vars: Vec<SmallVec<[ShadowSite; 0]>>,
     /// (variable, site) of the access last checked.
     cur: (usize, usize),
     /// Entries kept (a figure for the report).
@@ -687,7 +692,7 @@ impl Shadow {
     ) {
         let x = ev.var().index();
         if x >= self.vars.len() {
-            self.vars.resize_with(x + 1, Vec::new);
+            self.vars.resize_with(x + 1, SmallVec::new);
         }
         let sites = &mut self.vars[x];
         let me = site_of(sites, ev);
@@ -735,7 +740,7 @@ impl Shadow {
     pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
         let x = ev.var().index();
         if x >= self.vars.len() {
-            self.vars.resize_with(x + 1, Vec::new);
+            self.vars.resize_with(x + 1, SmallVec::new);
         }
         let sites = &mut self.vars[x];
         // The site `check` just found (same access), else a lookup.
@@ -808,9 +813,9 @@ impl Shadow {
 /// the current access `ev` (event `index`, at site `me`); returns the pair's group.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn hit_site(
+fn hit_site<E>(
     sink: &mut GroupSink,
-    sites: &mut [Site],
+    sites: &mut [Site<E>],
     me: usize,
     s: usize,
     u: ThreadId,
@@ -834,7 +839,10 @@ fn hit_site(
 
 /// The position of `ev`'s (location, kind) among `sites`, added if new.
 #[inline]
-fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
+fn site_of<E: Default, A: smallvec::Array<Item = Site<E>>>(
+    sites: &mut SmallVec<A>,
+    ev: &Event,
+) -> usize {
     let (loc, write) = (ev.loc, ev.is_write());
     if let Some(i) = sites.iter().position(|s| s.loc == loc && s.write == write) {
         return i;
@@ -845,8 +853,8 @@ fn site_of(sites: &mut Vec<Site>, ev: &Event) -> usize {
     sites.push(Site {
         loc,
         write,
-        entries: SmallVec::new(),
-        groups: Vec::new(),
+        entries: E::default(),
+        groups: SmallVec::new(),
     });
     let n = sites.len();
     for s in sites.iter_mut() {
@@ -876,7 +884,9 @@ struct HistClass {
     ls: LsId,
     /// Time of the class's latest access (either kind).
     latest: u32,
-    /// Neighbours in the recency list of its (variable, thread), most recent first.
+    /// Neighbours in the recency list of its (variable, thread), most recent first; in the
+    /// first class of a list `prev` is the list's length instead (not counted beyond
+    /// `SHORT_LIST + 1`).
     prev: u32,
     next: u32,
     /// Per kind (writes, reads): accesses so far (modulo 2^32) and the first entry.
@@ -884,8 +894,28 @@ struct HistClass {
     head: [u32; 2],
 }
 
+/// Lists of up to this many classes are walked to find a class; the classes of longer ones
+/// are in [`HistoryLog`]'s table (most lists have one class: a table entry each was 40 MB
+/// on dacapo_lusearch_q2_t2).
+const SHORT_LIST: u32 = 4;
+
+/// A new class of lockset `ls`, in no list yet.
+fn new_class(classes: &mut Vec<HistClass>, ls: LsId) -> u32 {
+    classes.push(HistClass {
+        ls,
+        latest: 0,
+        prev: NIL,
+        next: NIL,
+        count: [0, 0],
+        head: [NIL, NIL],
+    });
+    (classes.len() - 1) as u32
+}
+
 /// The sites of one variable and, per thread, the first class of its recency list.
-type HistVar = (Vec<Site>, Vec<u32>);
+/// Both inline for the usual variable (on dacapo_lusearch_q2_t2: 1.3·10^6 variables, 1.9
+/// sites and 1 class each on average; two heap blocks per variable were 80 MB).
+type HistVar = (SmallVec<[Site<()>; 2]>, SmallVec<[u32; 4]>);
 
 /// The bounded access log of W3PO's `--history N`, for grouped reports: per (variable,
 /// thread, lockset) the last `keep` reads and writes are visible (the same visible accesses
@@ -898,13 +928,14 @@ type HistVar = (Vec<Site>, Vec<u32>);
 /// wholly known to the current access ends the scan of that thread, and the scan of an
 /// access ends once each site of its variable has its location pair settled for it.
 ///
-/// Memory: a class (32 bytes, plus its table slot) per (variable, thread, lockset) seen and
-/// at most `min(keep, sites)` entries (24 bytes) per class and kind.
+/// Memory: a class (32 bytes, plus a table slot when its list is long) per (variable, thread,
+/// lockset) seen and at most `min(keep, sites)` entries (24 bytes) per class and kind.
 #[derive(Debug)]
 pub struct HistoryLog {
     keep: u32,
     vars: Vec<HistVar>,
     classes: Vec<HistClass>,
+    /// The classes of the lists longer than [`SHORT_LIST`], by (variable, thread, lockset).
     find: FxHashMap<(u32, u32, LsId), u32>,
     entries: Vec<HistEntry>,
     /// First free entry.
@@ -1011,27 +1042,50 @@ impl HistoryLog {
         }
         let classes = &mut self.classes;
         // The thread's latest class of the variable first (real traces mostly repeat it),
-        // then the table.
+        // then a walk of a short list, or the table of the long lists' classes.
         let c = match heads[t] {
             h if h != NIL && classes[h as usize].ls == ls => h,
-            _ => *self
-                .find
-                .entry((x as u32, t as u32, ls))
-                .or_insert_with(|| {
-                    classes.push(HistClass {
-                        ls,
-                        latest: 0,
-                        prev: NIL,
-                        next: NIL,
-                        count: [0, 0],
-                        head: [NIL, NIL],
-                    });
-                    (classes.len() - 1) as u32
-                }),
+            NIL => {
+                let c = new_class(classes, ls);
+                classes[c as usize].prev = 1; // a list of one
+                heads[t] = c;
+                c
+            }
+            h => {
+                let len = classes[h as usize].prev;
+                if len > SHORT_LIST {
+                    *self
+                        .find
+                        .entry((x as u32, t as u32, ls))
+                        .or_insert_with(|| new_class(classes, ls))
+                } else {
+                    let mut c = classes[h as usize].next;
+                    while c != NIL && classes[c as usize].ls != ls {
+                        c = classes[c as usize].next;
+                    }
+                    if c == NIL {
+                        c = new_class(classes, ls);
+                        classes[h as usize].prev = len + 1;
+                        if len + 1 > SHORT_LIST {
+                            // The list becomes long: its classes go into the table.
+                            self.find.insert((x as u32, t as u32, ls), c);
+                            let mut d = h;
+                            while d != NIL {
+                                let key = (x as u32, t as u32, classes[d as usize].ls);
+                                self.find.insert(key, d);
+                                d = classes[d as usize].next;
+                            }
+                        }
+                    }
+                    c
+                }
+            }
         };
-        // Move the class to the front of its recency list.
-        let head = &mut heads[t];
-        if *head != c {
+        // Move the class to the front of its recency list (the length goes with it).
+        let h = heads[t];
+        if h != c {
+            let len = classes[h as usize].prev;
+            // Not the first: `prev` is its predecessor (`NIL` for a new class).
             let HistClass { prev, next, .. } = classes[c as usize];
             if prev != NIL {
                 classes[prev as usize].next = next;
@@ -1039,12 +1093,10 @@ impl HistoryLog {
             if next != NIL {
                 classes[next as usize].prev = prev;
             }
-            if *head != NIL {
-                classes[*head as usize].prev = c;
-            }
-            classes[c as usize].prev = NIL;
-            classes[c as usize].next = *head;
-            *head = c;
+            classes[h as usize].prev = c;
+            classes[c as usize].prev = len;
+            classes[c as usize].next = h;
+            heads[t] = c;
         }
         let class = &mut classes[c as usize];
         class.latest = time;

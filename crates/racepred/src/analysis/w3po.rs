@@ -66,9 +66,9 @@ struct Cs {
     len: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct LastWrite {
-    present: bool,
+    /// The writer; [`LastWrite::NONE`] for a variable not written yet.
     thread: ThreadId,
     time: u32,
     index: u64,
@@ -77,6 +77,23 @@ struct LastWrite {
     /// The writer's clock, inline for up to four threads (one allocation per variable
     /// otherwise: 40 MB on dacapo_lusearch_q2_t2's 1.3·10^6 variables).
     clock: smallvec::SmallVec<[u32; 4]>,
+}
+
+impl LastWrite {
+    const NONE: ThreadId = ThreadId(u32::MAX);
+}
+
+impl Default for LastWrite {
+    fn default() -> Self {
+        LastWrite {
+            thread: LastWrite::NONE,
+            time: 0,
+            index: 0,
+            loc: LocId::NONE,
+            ls: 0, // the empty lockset
+            clock: smallvec::SmallVec::new(),
+        }
+    }
 }
 
 /// Lockset + W3.
@@ -230,7 +247,6 @@ impl W3po {
                 .resize_with(x.index() + 1, LastWrite::default);
         }
         let lw = &mut self.last_write[x.index()];
-        lw.present = true;
         lw.thread = t;
         lw.time = time;
         lw.index = index;
@@ -243,7 +259,7 @@ impl W3po {
     fn read(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
         let x = ev.var();
         let ls = self.hold.lockset(t);
-        if let Some(lw) = self.last_write.get(x.index()).filter(|w| w.present) {
+        if let Some(lw) = self.last_write.get(x.index()).filter(|w| w.thread != LastWrite::NONE) {
             let (u, wt) = (lw.thread, lw.time);
             if u != t && wt > self.clocks[t.index()].get(u) {
                 // The WRD edge adds knowledge. For Def. 4.3 keep the join of every other
