@@ -143,7 +143,7 @@ impl Analysis for Lockset {
                 let ls = self.hold.lockset(ev.thread);
                 let (table, w) = (&self.hold.table, ev.is_write());
                 self.pairs.check(table, ls, None, w, index, ev);
-                self.pairs.push(table, ls, 0, index, ev);
+                self.pairs.push_without_clock(table, ls, index, ev);
                 self.eraser(index, ev, ls);
             }
             Op::Fork

@@ -660,7 +660,8 @@ type ShadowSite = Site<SmallVec<[ShadowEntry; 1]>>;
 /// kind, thread) only the undominated accesses are kept, and every location pair that has a
 /// racing instance at some second event `f` is found at `f`, with the latest racing first
 /// event — exactly the groups, first instances and racing-access counts of the exhaustive
-/// report grouped by location pair.
+/// report grouped by location pair. Without clocks (`lockset`,
+/// [`Shadow::push_without_clock`]) two later entries of different threads dominate too.
 #[derive(Debug, Default)]
 pub struct Shadow {
     vars: Vec<SmallVec<[ShadowSite; 0]>>,
@@ -734,17 +735,20 @@ impl Shadow {
         }
     }
 
-    /// Logs the access `ev` (lockset `ls`, local time `time`): drops the entries of its
-    /// thread at its site that it dominates (lockset ⊇ `ls`).
+    /// The site of access `ev`: the one [`Shadow::check`] just found (same access), else a
+    /// lookup.
     #[inline]
-    pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
+    fn site_of_access<'a>(
+        vars: &'a mut Vec<SmallVec<[ShadowSite; 0]>>,
+        cur: (usize, usize),
+        ev: &Event,
+    ) -> &'a mut ShadowSite {
         let x = ev.var().index();
-        if x >= self.vars.len() {
-            self.vars.resize_with(x + 1, SmallVec::new);
+        if x >= vars.len() {
+            vars.resize_with(x + 1, SmallVec::new);
         }
-        let sites = &mut self.vars[x];
-        // The site `check` just found (same access), else a lookup.
-        let me = match self.cur {
+        let sites = &mut vars[x];
+        let me = match cur {
             (y, me)
                 if y == x
                     && sites
@@ -755,8 +759,33 @@ impl Shadow {
             }
             _ => site_of(sites, ev),
         };
+        &mut sites[me]
+    }
+
+    /// [`Shadow::push`] for a shadow whose checks never pass a clock (`lockset`), which can
+    /// then drop entries across threads too (see [`push_clockless`]). A shadow takes either
+    /// kind of push, never both.
+    #[inline]
+    pub fn push_without_clock(&mut self, table: &LocksetTable, ls: LsId, index: u64, ev: &Event) {
+        let entries = &mut Self::site_of_access(&mut self.vars, self.cur, ev).entries;
+        let before = entries.len();
+        let entry = ShadowEntry {
+            ls,
+            time: 0,
+            index,
+            thread: ev.thread.0,
+            mask: table.mask(ls),
+        };
+        push_clockless(entries, table, entry);
+        self.entries = self.entries + entries.len() - before;
+    }
+
+    /// Logs the access `ev` (lockset `ls`, local time `time`): drops the entries of its
+    /// thread at its site that it dominates (lockset ⊇ `ls`).
+    #[inline]
+    pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
         let thread = ev.thread.0;
-        let entries = &mut sites[me].entries;
+        let entries = &mut Self::site_of_access(&mut self.vars, self.cur, ev).entries;
         let entry = ShadowEntry {
             ls,
             time,
@@ -807,6 +836,49 @@ impl Shadow {
         }
         self.entries = self.entries + entries.len() - before;
     }
+}
+
+/// [`Shadow::push`] without clocks: `entries` in time order, whatever their thread. Without
+/// clocks an entry `e` of thread `u` is also never needed once two later entries of two
+/// different threads have locksets `⊆ LS(e)`: a later access `f` of thread `t` that races
+/// with `e` (`t ≠ u`, `LS(f) ∩ LS(e) = ∅`) races with the one of them whose thread is not
+/// `t`, a later first event. (A dropped entry's witnesses may be dropped later in turn, but
+/// only for witnesses of their own, which are later still and have smaller locksets, and
+/// between them cover two threads or the dropped one's thread: by induction every dropped
+/// entry keeps live witnesses.) Kept entries have none, so the new access `f` (thread `t`)
+/// makes `e` droppable iff `LS(f) ⊆ LS(e)` and `e` is `t`'s or a later kept entry of a
+/// thread other than `t` has a lockset `⊆ LS(e)`.
+#[inline]
+fn push_clockless(
+    entries: &mut SmallVec<[ShadowEntry; 1]>,
+    table: &LocksetTable,
+    entry: ShadowEntry,
+) {
+    let (ls, thread, mask) = (entry.ls, entry.thread, entry.mask);
+    // `a ⊆ b` for entries: the inline masks settle most tests.
+    let subset = |a: &ShadowEntry, b: &ShadowEntry| {
+        a.mask & !b.mask == 0 && table.subset(a.ls, b.ls)
+    };
+    let mut k = entries.len();
+    while k > 0 {
+        k -= 1;
+        let e = entries[k];
+        if mask & !e.mask != 0 || !table.subset(ls, e.ls) {
+            continue;
+        }
+        if e.thread == thread
+            || entries[k + 1..]
+                .iter()
+                .any(|g| g.thread != thread && subset(g, &e))
+        {
+            entries.remove(k);
+        }
+    }
+    if entries.len() == entries.capacity() {
+        // Grow exactly (`Vec` would make room for four).
+        entries.reserve_exact(1);
+    }
+    entries.push(entry);
 }
 
 /// Records in `sink` the pair of an access of thread `u` at site `s` (event `first`) and
@@ -1221,6 +1293,15 @@ impl Pairs {
             Pairs::All { log, .. } => log.push(ev.var(), ev.thread, ev.is_write(), a),
             Pairs::GroupedLog { log, .. } => log.push(ls, time, index, ev),
             Pairs::Grouped { shadow, .. } => shadow.push(table, ls, time, index, ev),
+        }
+    }
+
+    /// [`Pairs::push`] for an analysis without clocks (`lockset`: whose checks never pass a clock).
+    #[inline]
+    pub fn push_without_clock(&mut self, table: &LocksetTable, ls: LsId, index: u64, ev: &Event) {
+        match self {
+            Pairs::Grouped { shadow, .. } => shadow.push_without_clock(table, ls, index, ev),
+            _ => self.push(table, ls, 0, index, ev),
         }
     }
 
