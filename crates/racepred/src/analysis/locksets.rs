@@ -855,25 +855,33 @@ fn push_clockless(
     entry: ShadowEntry,
 ) {
     let (ls, thread, mask) = (entry.ls, entry.thread, entry.mask);
+    // The newest entry is the thread's with the same lockset: the access dominates it and,
+    // as it did, nothing else.
+    if let Some(last) = entries.last_mut() {
+        if last.thread == thread && last.ls == ls {
+            *last = entry;
+            return;
+        }
+    }
     // `a ⊆ b` for entries: the inline masks settle most tests.
     let subset = |a: &ShadowEntry, b: &ShadowEntry| {
         a.mask & !b.mask == 0 && table.subset(a.ls, b.ls)
     };
-    let mut k = entries.len();
-    while k > 0 {
-        k -= 1;
-        let e = entries[k];
+    // Newest first, dropping as it goes (the later kept entries are the witnesses).
+    let n = entries.len();
+    let v = entries.as_mut_slice();
+    let mut len = n;
+    for k in (0..n).rev() {
+        let e = v[k];
         if mask & !e.mask != 0 || !table.subset(ls, e.ls) {
             continue;
         }
-        if e.thread == thread
-            || entries[k + 1..]
-                .iter()
-                .any(|g| g.thread != thread && subset(g, &e))
-        {
-            entries.remove(k);
+        if e.thread == thread || v[k + 1..len].iter().any(|g| g.thread != thread && subset(g, &e)) {
+            v.copy_within(k + 1..len, k);
+            len -= 1;
         }
     }
+    entries.truncate(len);
     if entries.len() == entries.capacity() {
         // Grow exactly (`Vec` would make room for four).
         entries.reserve_exact(1);
