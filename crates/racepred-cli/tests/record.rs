@@ -428,9 +428,7 @@ fn assert_pairs_at_lines(name: &str, pairs: &[(&str, &str)]) {
             format!("{name}:{}:", line_of(name, b)),
         );
         assert!(
-            report
-                .lines()
-                .any(|l| l.contains(&a) && l.contains(&b)),
+            report.lines().any(|l| l.contains(&a) && l.contains(&b)),
             "{name}: no pair {a} / {b}:\n{report}"
         );
     }

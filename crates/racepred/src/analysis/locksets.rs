@@ -864,9 +864,8 @@ fn push_clockless(
         }
     }
     // `a ⊆ b` for entries: the inline masks settle most tests.
-    let subset = |a: &ShadowEntry, b: &ShadowEntry| {
-        a.mask & !b.mask == 0 && table.subset(a.ls, b.ls)
-    };
+    let subset =
+        |a: &ShadowEntry, b: &ShadowEntry| a.mask & !b.mask == 0 && table.subset(a.ls, b.ls);
     // Newest first, dropping as it goes (the later kept entries are the witnesses).
     let n = entries.len();
     let v = entries.as_mut_slice();
@@ -876,7 +875,11 @@ fn push_clockless(
         if mask & !e.mask != 0 || !table.subset(ls, e.ls) {
             continue;
         }
-        if e.thread == thread || v[k + 1..len].iter().any(|g| g.thread != thread && subset(g, &e)) {
+        if e.thread == thread
+            || v[k + 1..len]
+                .iter()
+                .any(|g| g.thread != thread && subset(g, &e))
+        {
             v.copy_within(k + 1..len, k);
             len -= 1;
         }

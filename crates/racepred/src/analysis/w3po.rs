@@ -259,7 +259,11 @@ impl W3po {
     fn read(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
         let x = ev.var();
         let ls = self.hold.lockset(t);
-        if let Some(lw) = self.last_write.get(x.index()).filter(|w| w.thread != LastWrite::NONE) {
+        if let Some(lw) = self
+            .last_write
+            .get(x.index())
+            .filter(|w| w.thread != LastWrite::NONE)
+        {
             let (u, wt) = (lw.thread, lw.time);
             if u != t && wt > self.clocks[t.index()].get(u) {
                 // The WRD edge adds knowledge. For Def. 4.3 keep the join of every other
