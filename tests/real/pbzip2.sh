@@ -237,7 +237,9 @@ awk -v mode=online-fasttrack -v strip="$src/" '
 printf '%-24s %s\n' online-fasttrack "$(head -n 1 "$T/online.races")" | tee -a "$T/runs.txt"
 
 # --- summary and check -----------------------------------------------------------------
-grep -v '^#' "$expected" | awk 'NF >= 3 { print $1 "\t" $2 "\t" $3 }' >"$T/expected.tsv"
+# Columns: location, location (or `*` first: any location paired with the second), verdict,
+# and optionally the one recorded mode the line is for.
+grep -v '^#' "$expected" | awk 'NF >= 3 { print $1 "\t" $2 "\t" $3 "\t" $4 }' >"$T/expected.tsv"
 echo
 echo "races by location pair (pair analyses hbp, shbp; mode: analyses):"
 awk -F'\t' '$5 != "-" {
@@ -269,9 +271,14 @@ awk -F'\t' 'NR == FNR { p[$1] = p[$1] " " $2; p[$2] = p[$2] " " $1; next }
         }
     }' "$T/expected.tsv" "$T/races.tsv"
 
-awk -F'\t' 'NR == FNR { pair[$1 "|" $2] = 1; pair[$2 "|" $1] = 1; at[$1] = 1; at[$2] = 1; next }
-    $5 != "-" && !(($4 "|" $5) in pair) { print "  " $1 ": " $2 " " $3 " " $4 " -> " $5 }
-    $5 == "-" && !($4 in at) { print "  " $1 ": " $2 " " $3 " at " $4 }' \
+awk -F'\t' 'NR == FNR {
+        if ($1 == "*") { any[$2 "|" $4] = 1; next }
+        pair[$1 "|" $2] = 1; pair[$2 "|" $1] = 1; at[$1] = 1; at[$2] = 1; next
+    }
+    $5 != "-" && !(($4 "|" $5) in pair) && !(($4 "|" $1) in any) && !(($5 "|" $1) in any) {
+        print "  " $1 ": " $2 " " $3 " " $4 " -> " $5
+    }
+    $5 == "-" && !($4 in at) && !(($4 "|" $1) in any) { print "  " $1 ": " $2 " " $3 " at " $4 }' \
     "$T/expected.tsv" "$T/races.tsv" | sort -u >"$T/unexplained.txt"
 awk -F'\t' 'NR == FNR { if ($5 != "-") { got[$4 "|" $5] = 1; got[$5 "|" $4] = 1 } else got[$4] = 1; next }
     !(($1 "|" $2) in got) && !($1 in got) && !($2 in got) { print "  " $1 " <-> " $2 " (" $3 ")" }' \

@@ -143,6 +143,9 @@ pub struct ThreadBuf {
     relaxed_loads: [usize; RELAXED_LOADS],
     n_relaxed_loads: usize,
     pub release_fenced: bool,
+    /// Online mode: the pending accesses another thread has already handed to the analysis
+    /// (at a free); read and written only under the online lock.
+    consumed: usize,
 }
 
 /// Per-thread state reached through ELF TLS. `Cell`s of plain data: no destructor, so
@@ -406,15 +409,26 @@ unsafe fn pend(b: *mut ThreadBuf, rec: Rec) {
     (*c).len.store(n + 1, Ordering::Release);
 }
 
-/// Online mode: the accesses `b`'s thread made since its batch was last handed over.
+/// Online mode: the accesses `b`'s thread made since its batch was last handed over (under
+/// the online lock; the thread may be appending more meanwhile).
 pub unsafe fn pending<'a>(b: *mut ThreadBuf) -> &'a [Rec] {
     let c = (*b).first;
-    core::slice::from_raw_parts((*c).recs.as_ptr(), (*c).len.load(Ordering::Acquire))
+    let n = (*c).len.load(Ordering::Acquire);
+    let from = (*b).consumed.min(n);
+    core::slice::from_raw_parts((*c).recs.as_ptr().add(from), n - from)
 }
 
-/// Online mode: empties `b`'s pending batch (its thread, or any thread after it ended).
-pub unsafe fn clear_pending(b: *mut ThreadBuf) {
-    (*(*b).first).len.store(0, Ordering::Release);
+/// Online mode, under the online lock: the `n` accesses [`pending`] returned were handed
+/// over. By `b`'s own thread (or once it has ended) the batch is emptied; by another
+/// thread, which must not touch the batch's length while its owner appends, they are
+/// marked as handed over.
+pub unsafe fn handed_over(b: *mut ThreadBuf, n: usize, own: bool) {
+    if own {
+        (*b).consumed = 0;
+        (*(*b).first).len.store(0, Ordering::Release);
+    } else {
+        (*b).consumed += n;
+    }
 }
 
 /// Every thread's buffer, newest first.

@@ -17,10 +17,9 @@
 //! That is why the online analyses are the happens-before ones (FastTrack, Djit+ `hb`,
 //! PACER) and not SHB, whose reads-from is the trace order. Frees are synchronisation
 //! events here (the block's variables written, then retired), so that reused memory is a
-//! new variable before any other thread's access to it is analysed. The price: another
-//! thread's access of the block made before the free but still in that thread's batch is
-//! analysed after it, as an access of the reused memory, so a race between it and the free
-//! is missed (never a false one; a recorded trace has the real order). Memory is the analysis's state plus one batch per
+//! new variable before any other thread's access to it is analysed; a free first hands
+//! over every other thread's pending accesses too (made before it, so of the block as it
+//! was: a race between them and the free is found). Memory is the analysis's state plus one batch per
 //! thread: a long run costs no more than a short one with the same variables.
 //!
 //! Configuration (set by `racepred record`, read at the first event):
@@ -169,13 +168,15 @@ impl State {
         });
     }
 
-    /// Hands `b`'s pending accesses to the analysis.
-    unsafe fn drain(&mut self, b: *mut ThreadBuf) {
+    /// Hands `b`'s pending accesses to the analysis (`own`: called by `b`'s thread, or for a
+    /// thread that has ended; see [`buf::handed_over`]).
+    unsafe fn drain(&mut self, b: *mut ThreadBuf, own: bool) {
         let t = self.conv.thread((*b).tid);
-        for r in buf::pending(b) {
+        let recs = buf::pending(b);
+        for r in recs {
             self.push_as(t, r);
         }
-        buf::clear_pending(b);
+        buf::handed_over(b, recs.len(), own);
     }
 }
 
@@ -187,22 +188,34 @@ fn state<'a>() -> Option<&'a mut State> {
 pub unsafe fn flush(b: *mut ThreadBuf) {
     let _g = lock();
     match state() {
-        Some(st) => st.drain(b),
-        None => buf::clear_pending(b),
+        Some(st) => st.drain(b, true),
+        None => buf::handed_over(b, 0, true),
     }
 }
 
-/// A synchronisation event (or a retirement) of the calling thread: its pending accesses,
-/// then (for a join) the joined thread's last ones, then the event itself.
+/// A synchronisation event (or a free or retirement) of the calling thread: its pending
+/// accesses, then (for a join) the joined thread's last ones or (for a free) every other
+/// thread's pending ones, then the event itself.
 pub unsafe fn sync(b: *mut ThreadBuf, r: Rec) {
     let _g = lock();
     let Some(st) = state() else { return };
-    st.drain(b);
-    if r.kind() == Some(Kind::Join) {
-        // The joined thread has ended: its buffer is still.
-        if let Some(u) = buf::threads().find(|&u| (*u).tid == r.addr as u32) {
-            st.drain(u);
+    st.drain(b, true);
+    match r.kind() {
+        Some(Kind::Join) => {
+            // The joined thread has ended: its buffer is still.
+            if let Some(u) = buf::threads().find(|&u| (*u).tid == r.addr as u32) {
+                st.drain(u, true);
+            }
         }
+        Some(Kind::Free) => {
+            // The other threads' pending accesses were made before this free: analysed
+            // after it they would be taken for accesses of the reused memory (a missed race
+            // between them and the free).
+            for u in buf::threads().filter(|&u| u != b) {
+                st.drain(u, false);
+            }
+        }
+        _ => {}
     }
     st.push((*b).tid, &r);
 }
@@ -219,7 +232,7 @@ pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
     let mut st = unsafe { (*STATE.0.get()).take()? };
     // What the threads did since their last synchronisation: mutually unordered, in any order.
     for b in buf::threads() {
-        unsafe { st.drain(b) };
+        unsafe { st.drain(b, false) };
     }
     let mut report = st.analysis.finish(&st.conv.names);
     report.events = st.events;
