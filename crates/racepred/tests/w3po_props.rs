@@ -615,6 +615,29 @@ fn groups(r: &RaceReport) -> Vec<Group> {
     v
 }
 
+/// Each pair analysis of the lockset family in its default, grouped mode and with
+/// `--all-pairs`: `lockset`, `tsan-hybrid`, `w3po --history h` and, with `complete`, `w3po`.
+fn grouped_and_exhaustive(h: usize, complete: bool) -> Vec<(Box<dyn Analysis>, Box<dyn Analysis>)> {
+    let mut cases: Vec<(Box<dyn Analysis>, Box<dyn Analysis>)> = vec![
+        (Box::new(Lockset::new()), Box::new(Lockset::all_pairs())),
+        (
+            Box::new(TsanHybrid::new()),
+            Box::new(TsanHybrid::all_pairs()),
+        ),
+        (
+            Box::new(w3po::W3po::new(Some(h))),
+            Box::new(w3po::W3po::with_mode(Some(h), true)),
+        ),
+    ];
+    if complete {
+        cases.push((
+            Box::new(w3po::W3po::new(None)),
+            Box::new(w3po::W3po::with_mode(None, true)),
+        ));
+    }
+    cases
+}
+
 /// The (first location, second location, kind) of each pair of `pairs`.
 fn loc_pairs(t: &Trace, pairs: &Pairs) -> BTreeSet<(u32, u32, PairKind)> {
     pairs
@@ -645,13 +668,7 @@ proptest! {
         h in 0usize..3,
     ) {
         let t = with_locs(&from_actions(threads, 3, 2, &a), &locs);
-        let cases: [(Box<dyn Analysis>, Box<dyn Analysis>); 4] = [
-            (Box::new(Lockset::new()), Box::new(Lockset::all_pairs())),
-            (Box::new(TsanHybrid::new()), Box::new(TsanHybrid::all_pairs())),
-            (Box::new(w3po::W3po::new(None)), Box::new(w3po::W3po::with_mode(None, true))),
-            (Box::new(w3po::W3po::new(Some(h))), Box::new(w3po::W3po::with_mode(Some(h), true))),
-        ];
-        for (grouped, all) in cases {
+        for (grouped, all) in grouped_and_exhaustive(h, true) {
             let name = grouped.name();
             let g = run(&t, grouped);
             let e = run(&t, all);
@@ -800,12 +817,7 @@ proptest! {
         h in 0usize..3,
     ) {
         let t = with_locs(&from_actions(threads, 1, 4, &a), &locs);
-        let cases: [(Box<dyn Analysis>, Box<dyn Analysis>); 3] = [
-            (Box::new(Lockset::new()), Box::new(Lockset::all_pairs())),
-            (Box::new(TsanHybrid::new()), Box::new(TsanHybrid::all_pairs())),
-            (Box::new(w3po::W3po::new(Some(h))), Box::new(w3po::W3po::with_mode(Some(h), true))),
-        ];
-        for (grouped, all) in cases {
+        for (grouped, all) in grouped_and_exhaustive(h, false) {
             let name = grouped.name();
             let g = run(&t, grouped);
             let e = run(&t, all);
