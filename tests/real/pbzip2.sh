@@ -171,6 +171,16 @@ gcc -O2 -o "$W/gen" "$W/gen.c" -lbz2 || fail "cannot build the input generator"
 # --- record, validate, analyse ---------------------------------------------------------
 : >"$T/races.tsv"
 : >"$T/runs.txt"
+# races MODE REPORT: appends the races of the text reports in REPORT to races.tsv as
+# MODE ANALYSIS KIND LOCATION [LOCATION] (locations relative to the source directory).
+races() {
+    awk -v mode="$1" -v strip="$src/" '
+        function rel(l) { return index(l, strip) == 1 ? substr(l, length(strip) + 1) : l }
+        /^[a-z-]+: / { an = substr($1, 1, length($1) - 1); next }
+        /^ +[0-9]+x +[rw]\(/ { print mode "\t" an "\t" substr($2, 1, 1) "\t" rel($4) "\t-"; next }
+        /^ +[0-9]+x +(write-write|write-read|read-write) / { print mode "\t" an "\t" $2 "\t" rel($5) "\t" rel($7) }
+    ' "$2" >>"$T/races.tsv"
+}
 # run NAME EXIT STDIN STDOUT ARGS…: record pbzip2 ARGS (in $T) into NAME.rpb; its exit
 # status must be EXIT; validate; analyse; append the races to races.tsv as
 # MODE ANALYSIS KIND LOCATION [LOCATION].
@@ -188,15 +198,11 @@ run() {
     "$R" analyze -a hb -a shb -a wcp -a hbp -a shbp "$T/$name.rpb" >"$T/$name.races" 2>&1
     rc=$?
     [ "$rc" -le 1 ] || fail "$name: racepred analyze failed: $(head -n 5 "$T/$name.races")"
-    awk -v mode="$name" -v strip="$src/" '
-        function rel(l) { return index(l, strip) == 1 ? substr(l, length(strip) + 1) : l }
-        /^[a-z-]+: / { an = substr($1, 1, length($1) - 1); next }
-        /^ +[0-9]+x +[rw]\(/ { print mode "\t" an "\t" substr($2, 1, 1) "\t" rel($4) "\t-"; next }
-        /^ +[0-9]+x +(write-write|write-read|read-write) / { print mode "\t" an "\t" $2 "\t" rel($5) "\t" rel($7) }
-    ' "$T/$name.races" >>"$T/races.tsv"
-    local ev th n
-    ev=$("$R" stats "$T/$name.rpb" | awk '$1 == "events" { print $2 }')
-    th=$("$R" stats "$T/$name.rpb" | awk '$1 == "threads" { print $2 }')
+    races "$name" "$T/$name.races"
+    local stats ev th n
+    stats=$("$R" stats "$T/$name.rpb")
+    ev=$(awk '$1 == "events" { print $2 }' <<<"$stats")
+    th=$(awk '$1 == "threads" { print $2 }' <<<"$stats")
     n=$(awk -v m="$name" '$1 == m' "$T/races.tsv" | wc -l)
     printf '%-24s exit %s  %8s events  %2s threads  %2s race lines  pbzip2 %s\n' \
         "$name" "$code" "$ev" "$th" "$n" "$*" | tee -a "$T/runs.txt"
@@ -229,11 +235,7 @@ run decompress-p4-corrupt 1 empty d-p4-corrupt.out -d -p4 -c -k corrupt.bz2
     >online.out 2>online.log) || fail "online: \`racepred record --online fasttrack\` failed: $(tail -n 5 "$T/online.log")"
 grep -q '^fasttrack: ' "$T/online.races" || fail "online: no report in $T/online.races"
 same online.out online-fasttrack
-awk -v mode=online-fasttrack -v strip="$src/" '
-    function rel(l) { return index(l, strip) == 1 ? substr(l, length(strip) + 1) : l }
-    /^[a-z-]+: / { an = substr($1, 1, length($1) - 1); next }
-    /^ +[0-9]+x +[rw]\(/ { print mode "\t" an "\t" substr($2, 1, 1) "\t" rel($4) "\t-" }
-' "$T/online.races" >>"$T/races.tsv"
+races online-fasttrack "$T/online.races"
 printf '%-24s %s\n' online-fasttrack "$(head -n 1 "$T/online.races")" | tee -a "$T/runs.txt"
 
 # --- summary and check -----------------------------------------------------------------

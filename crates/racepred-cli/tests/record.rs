@@ -87,19 +87,24 @@ fn compile(name: &str) -> Option<PathBuf> {
     Some(exe)
 }
 
+/// `racepred record -o TRACE -- PROGRAM ARGS…`, run to its end.
+fn run_record(trace: &Path, program: &Path, args: &[&str]) -> std::process::Output {
+    racepred()
+        .args(["record", "-o"])
+        .arg(trace)
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Compiles `name`, records a run into `NAME.EXT`, validates it; returns the trace.
 fn record(name: &str, ext: &str) -> Option<PathBuf> {
     let exe = compile(name)?;
     let stem = name.split('.').next().unwrap();
     let trace = exe.with_file_name(format!("{stem}.{ext}"));
-    let out = racepred()
-        .arg("record")
-        .arg("-o")
-        .arg(&trace)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
+    let out = run_record(&trace, &exe, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -229,12 +234,8 @@ fn program_without_the_runtime_is_an_error() {
     if setup().is_none() {
         return;
     }
-    let out = racepred()
-        .args(["record", "-o"])
-        .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("none.rpb"))
-        .args(["--", "true"])
-        .output()
-        .unwrap();
+    let none = Path::new(env!("CARGO_TARGET_TMPDIR")).join("none.rpb");
+    let out = run_record(&none, Path::new("true"), &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no trace"));
 }
@@ -329,14 +330,7 @@ fn a_crashing_program_still_writes_its_trace() {
         return;
     };
     let trace = exe.with_file_name("crash.rpb");
-    let out = racepred()
-        .args(["record", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&exe)
-        .arg("crash")
-        .output()
-        .unwrap();
+    let out = run_record(&trace, &exe, &["crash"]);
     // The program's end: SIGSEGV, as a shell reports it.
     assert_eq!(out.status.code(), Some(128 + 11));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -373,13 +367,7 @@ fn a_forked_child_writes_its_own_trace() {
     let dir = exe.parent().unwrap().join("forky-out");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let out = racepred()
-        .args(["record", "-o"])
-        .arg(dir.join("fk.rpb"))
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
+    let out = run_record(&dir.join("fk.rpb"), &exe, &[]);
     assert!(
         out.status.success(),
         "{}",

@@ -100,8 +100,8 @@ impl Vars {
     }
 
     /// `[addr, addr + size)` holds new variables from now on; the variables it held (those
-    /// accessed since their address was last retired) are added to `freed`.
-    fn retire(&mut self, addr: u64, size: u64, freed: &mut Vec<u32>) {
+    /// accessed since their address was last retired) are added to `freed`, if given.
+    fn retire(&mut self, addr: u64, size: u64, mut freed: Option<&mut Vec<u32>>) {
         let end = addr.saturating_add(size);
         if size == 0 {
             return;
@@ -114,7 +114,9 @@ impl Vars {
             for off in lo..hi {
                 let s = &mut t[off as usize];
                 if *s != 0 {
-                    freed.push(*s - 1);
+                    if let Some(f) = freed.as_deref_mut() {
+                        f.push(*s - 1);
+                    }
                     *s = 0;
                     *generation.entry(base + off).or_insert(0) += 1;
                 }
@@ -245,22 +247,21 @@ impl Converter {
             self.frees[i] = Some((r.addr, r.low()));
             return Ok(());
         }
-        let free = self.frees[i].take();
+        // A retirement after its free writes the block's variables; another (a new
+        // thread's stack) only renames.
+        let Some((_, pc)) = self.frees[i].take().filter(|f| f.0 == r.addr) else {
+            self.vars.retire(r.addr, r.low(), None);
+            return Ok(());
+        };
         let mut freed = std::mem::take(&mut self.freed);
         freed.clear();
-        self.vars.retire(r.addr, r.low(), &mut freed);
-        let mut result = Ok(());
-        if let Some((_, pc)) = free.filter(|f| f.0 == r.addr) {
-            // Variables are numbered in order of first access: a stable order.
-            freed.sort_unstable();
-            let loc = self.loc(pc);
-            for &v in &freed {
-                result = emit(&Event::new(t, Op::Write, v, loc), &self.names);
-                if result.is_err() {
-                    break;
-                }
-            }
-        }
+        self.vars.retire(r.addr, r.low(), Some(&mut freed));
+        // Variables are numbered in order of first access: a stable order.
+        freed.sort_unstable();
+        let loc = self.loc(pc);
+        let result = freed
+            .iter()
+            .try_for_each(|&v| emit(&Event::new(t, Op::Write, v, loc), &self.names));
         self.freed = freed;
         result
     }

@@ -19,8 +19,9 @@
 //! events here (the block's variables written, then retired), so that reused memory is a
 //! new variable before any other thread's access to it is analysed; a free first hands
 //! over every other thread's pending accesses too (made before it, so of the block as it
-//! was: a race between them and the free is found). Memory is the analysis's state plus one batch per
-//! thread: a long run costs no more than a short one with the same variables.
+//! was: a race between them and the free is found). Memory is the analysis's state plus
+//! one batch per thread: a long run costs no more than a short one with the same
+//! variables.
 //!
 //! Configuration (set by `racepred record`, read at the first event):
 //! `$RACEPRED_ONLINE` = `fasttrack` | `pacer` | `hb`; PACER's

@@ -692,14 +692,11 @@ hook!("rdx", fn realloc(p: *mut c_void, n: usize) -> *mut c_void => realloc_impl
 /// C++ `operator delete` (plain and sized, single and array): a free at the `delete`
 /// expression (libstdc++'s own `free` call would name a line inside libstdc++), then the
 /// block goes straight back to the allocator as libstdc++'s `operator delete` does.
-unsafe extern "C" fn delete_impl(p: *mut c_void, pc: usize) {
-    free_impl(p, pc)
-}
 unsafe extern "C" fn delete_sized_impl(p: *mut c_void, _size: usize, pc: usize) {
     free_impl(p, pc)
 }
-hook!("rsi", fn _ZdlPv(p: *mut c_void) => delete_impl);
-hook!("rsi", fn _ZdaPv(p: *mut c_void) => delete_impl);
+hook!("rsi", fn _ZdlPv(p: *mut c_void) => free_impl);
+hook!("rsi", fn _ZdaPv(p: *mut c_void) => free_impl);
 hook!("rdx", fn _ZdlPvm(p: *mut c_void, size: usize) => delete_sized_impl);
 hook!("rdx", fn _ZdaPvm(p: *mut c_void, size: usize) => delete_sized_impl);
 
