@@ -8,6 +8,7 @@
 #   bench/run.sh --quick         # 10^5 and 10^6 only, no corpus, no RAPID
 #   RAPID=0 bench/run.sh         # without RAPID
 #   ANALYSES="hb shb" bench/run.sh
+#   JOBS=4 bench/run.sh          # shards of the sharded analyses (default: the cores)
 #
 # Traces are generated into bench/out/ (git-ignored; corpus copies there are never committed).
 # Timings are wall-clock seconds of one run from the page cache (each file is read once
@@ -31,6 +32,9 @@ use_rapid=${RAPID:-1}
 [ -x "$rapid" ] && command -v java >/dev/null || use_rapid=0
 rapid_wcp_max=${RAPID_WCP_MAX:-1000000}
 big_traces="dacapo_lusearch_q2_t2 jgf_crypt_n200000_t4 jgf_raytracer_w10_t4"
+# `--jobs`: the analyses split by variable over threads, timed again with JOBS shards.
+jobs=${JOBS:-$(nproc)}
+sharded="lockset tsan-hybrid"
 
 cargo build --release -q -p racepred-cli
 bin=$root/target/release/racepred
@@ -123,6 +127,14 @@ for n in $sizes; do
         # shellcheck disable=SC2086
         measure "$bin" analyze $(for a in hb fasttrack shb; do printf -- '-a %s ' $a; done) "$std"
         row "analyze -a hb -a fasttrack -a shb gen8_$n.std" "$n"
+        if [ "$jobs" -gt 1 ]; then
+            for a in $sharded; do
+                for f in "$std" "$rpb"; do
+                    measure "$bin" analyze -a "$a" -j "$jobs" "$f"
+                    row "analyze -a $a -j $jobs $(basename "$f")" "$n"
+                done
+            done
+        fi
     fi
 done
 
@@ -141,6 +153,12 @@ if [ $quick = 0 ] && [ -d "$corpus" ]; then
             measure "$bin" analyze -a "$a" $(opts_of "$a") "$f"
             row "analyze -a $a $name.std.xz" "$n"
         done
+        if [ "$jobs" -gt 1 ]; then
+            for a in $sharded; do
+                measure "$bin" analyze -a "$a" -j "$jobs" "$f"
+                row "analyze -a $a -j $jobs $name.std.xz" "$n"
+            done
+        fi
         if [ "$use_rapid" = 1 ]; then
             plain=$out/corpus_$name.std
             [ -f "$plain" ] || xz -dc "$f" >"$plain"

@@ -201,6 +201,12 @@ pub struct AnalyzeArgs {
     /// candidate pair, not only until each location pair has a race.
     #[arg(long)]
     pub all_pairs: bool,
+    /// lockset, tsan-hybrid (without --all-pairs): split the variables over N threads, each
+    /// analysing the accesses of its share; the reports are the same for every N. Pays off
+    /// when the analysis, not the reading, is the bottleneck and there is a core per thread
+    /// plus one for the reader. Default: 1.
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

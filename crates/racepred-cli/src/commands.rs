@@ -580,10 +580,8 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
             .collect();
         checks::options_belong(m, &names, checks::ANALYSIS_OPTIONS)?;
     }
-    let mut analyses = kinds
-        .iter()
-        .map(|&k| analysis::create(k, &opts))
-        .collect::<racepred::Result<Vec<_>>>()?;
+    let jobs = a.jobs.map_or(1, |n| n.get());
+    let mut plan = analysis::Plan::new(&kinds, &opts, jobs)?;
     let table = locations::load(&a.locations, &a.input.trace)?;
     let source_root = a
         .source_root
@@ -611,7 +609,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         Validation::Strict
     };
     let mut progress = Progress::for_input(src.total_bytes());
-    let summary = analysis::run_pipelined(&mut *src, &mut analyses, validation, |e, b| {
+    let summary = analysis::run_pipelined(&mut *src, &mut plan.analyses, validation, |e, b| {
         progress.update(e, b)
     })
     .map_err(|e| e.in_file(&a.input.trace))?;
@@ -630,14 +628,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     }
     let names = src.names();
     locations::check_coverage(table.as_ref(), names);
-    let mut reports: Vec<RaceReport> = analyses
-        .iter_mut()
-        .map(|an| {
-            let mut r = an.finish(names);
-            r.events = summary.events;
-            r
-        })
-        .collect();
+    let mut reports: Vec<RaceReport> = plan.finish(names, summary.events);
     if let Some(vt) = &value_trace {
         let smt_opts = crate::smt::SmtOptions {
             window: a.window,

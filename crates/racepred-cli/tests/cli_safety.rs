@@ -436,3 +436,60 @@ fn lockset_family_groups_unless_all_pairs() {
         assert!(all.contains(first), "{a}: {all}");
     }
 }
+
+/// `--jobs N` splits lockset and tsan-hybrid over N threads by variable: the same report,
+/// byte for byte, for every N (other analyses run unsplit); `-j 0` is a usage error.
+#[test]
+fn jobs_do_not_change_reports() {
+    let d = dir("jobs");
+    let t = d.join("g.std");
+    let (code, _, err) = run(bin()
+        .args([
+            "generate",
+            "--events",
+            "30000",
+            "--threads",
+            "5",
+            "--vars",
+            "300",
+            "--locks",
+            "5",
+            "--seed",
+            "7",
+            "-o",
+        ])
+        .arg(&t));
+    assert_eq!(code, 0, "{err}");
+    let analyze = |jobs: &str, json: bool| {
+        let mut c = bin();
+        c.args([
+            "analyze",
+            "-a",
+            "lockset",
+            "-a",
+            "tsan-hybrid",
+            "-a",
+            "hb",
+            "-j",
+            jobs,
+        ]);
+        if json {
+            c.arg("--json");
+        }
+        let (code, out, err) = run(c.arg(&t));
+        assert_eq!(code, 1, "-j {jobs}: {err}");
+        out
+    };
+    for json in [false, true] {
+        let one = analyze("1", json);
+        assert!(
+            one.contains("lockset") && one.contains("tsan-hybrid"),
+            "{one}"
+        );
+        for jobs in ["2", "5"] {
+            assert_eq!(analyze(jobs, json), one, "-j {jobs}");
+        }
+    }
+    let (code, _, err) = run(bin().args(["analyze", "-a", "lockset", "-j", "0"]).arg(&t));
+    assert_eq!(code, 2, "{err}");
+}

@@ -7,6 +7,7 @@
 pub mod lockset;
 pub mod locksets;
 pub mod pacer;
+pub mod shard;
 pub mod sshb;
 pub mod tsan_hybrid;
 pub mod w3po;
@@ -224,15 +225,23 @@ pub fn run_fanout<S: EventSource + ?Sized>(
         }
         let mut validator = Validator::new();
         let mut summary = RunSummary::default();
+        // Blocks are reused once every analysis has dropped its handle: at most
+        // PIPE_DEPTH + 2 are in use at a time (queued, being read, being analysed), and a
+        // fresh 200 KB block per read costs page faults at every read.
+        let mut pool: Vec<Arc<EventBlock>> = Vec::new();
         let read = (|| -> Result<()> {
             loop {
-                let mut block = EventBlock::new();
+                let mut block = match pool.iter().position(|b| Arc::strong_count(b) == 1) {
+                    Some(i) => pool.swap_remove(i),
+                    None => Arc::new(EventBlock::new()),
+                };
+                let b = Arc::get_mut(&mut block).expect("no other handle");
                 let v = &mut summary.violations;
-                if !read_checked(src, &mut block, &mut validator, validation, v)? {
+                if !read_checked(src, b, &mut validator, validation, v)? {
                     return Ok(());
                 }
-                count(&mut summary.events, &block, &mut progress);
-                let block = Arc::new(block);
+                count(&mut summary.events, b, &mut progress);
+                pool.push(block.clone());
                 for tx in &senders {
                     if tx.send(block.clone()).is_err() {
                         return Ok(()); // that analysis panicked; its join below says so
@@ -468,6 +477,56 @@ pub struct AnalysisOptions {
     pub conservative: bool,
     /// RDIT: addresses marked global (ignored for barrier edges).
     pub ignore_global: Vec<String>,
+}
+
+/// The analyses of one run, in the order of their kinds, each of the [`shard::shardable`]
+/// ones split into shards (one [`shard::Shard`] per thread) when more than one job is
+/// allowed. Run [`Plan::analyses`] through a driver, then [`Plan::finish`] gives one report
+/// per kind.
+pub struct Plan<'a> {
+    pub analyses: Vec<Box<dyn Analysis + 'a>>,
+    /// Per kind: its number of analyses in `analyses` (its shards, or 1).
+    parts: Vec<usize>,
+}
+
+impl<'a> Plan<'a> {
+    /// `kinds` with `opts`; each shardable one in `jobs` shards (`jobs` ≤ 1: none sharded).
+    pub fn new(kinds: &[AnalysisKind], opts: &AnalysisOptions, jobs: usize) -> Result<Plan<'a>> {
+        let mut plan = Plan {
+            analyses: Vec::new(),
+            parts: Vec::new(),
+        };
+        for &kind in kinds {
+            let n = if jobs > 1 && shard::shardable(kind, opts) {
+                jobs.min(u32::MAX as usize) as u32
+            } else {
+                1
+            };
+            for k in 0..n {
+                let a = create(kind, opts)?;
+                plan.analyses.push(if n == 1 {
+                    a
+                } else {
+                    Box::new(shard::Shard::new(a, k, n))
+                });
+            }
+            plan.parts.push(n as usize);
+        }
+        Ok(plan)
+    }
+
+    /// One report per kind, each with `events` as its event count.
+    pub fn finish(&mut self, names: &Names, events: u64) -> Vec<RaceReport> {
+        let mut reports = self.analyses.iter_mut().map(|a| a.finish(names));
+        self.parts
+            .iter()
+            .map(|&n| {
+                let mut r = shard::merge(reports.by_ref().take(n).collect());
+                r.events = events;
+                r
+            })
+            .collect()
+    }
 }
 
 /// Creates an analysis. Returns an error for analyses not built yet.
