@@ -225,23 +225,15 @@ pub fn run_fanout<S: EventSource + ?Sized>(
         }
         let mut validator = Validator::new();
         let mut summary = RunSummary::default();
-        // Blocks are reused once every analysis has dropped its handle: at most
-        // PIPE_DEPTH + 2 are in use at a time (queued, being read, being analysed), and a
-        // fresh 200 KB block per read costs page faults at every read.
-        let mut pool: Vec<Arc<EventBlock>> = Vec::new();
         let read = (|| -> Result<()> {
             loop {
-                let mut block = match pool.iter().position(|b| Arc::strong_count(b) == 1) {
-                    Some(i) => pool.swap_remove(i),
-                    None => Arc::new(EventBlock::new()),
-                };
-                let b = Arc::get_mut(&mut block).expect("no other handle");
+                let mut block = EventBlock::new();
                 let v = &mut summary.violations;
-                if !read_checked(src, b, &mut validator, validation, v)? {
+                if !read_checked(src, &mut block, &mut validator, validation, v)? {
                     return Ok(());
                 }
-                count(&mut summary.events, b, &mut progress);
-                pool.push(block.clone());
+                count(&mut summary.events, &block, &mut progress);
+                let block = Arc::new(block);
                 for tx in &senders {
                     if tx.send(block.clone()).is_err() {
                         return Ok(()); // that analysis panicked; its join below says so
