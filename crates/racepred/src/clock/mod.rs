@@ -58,6 +58,15 @@ pub trait Clock: Clone + Default + std::fmt::Debug + Send {
         self.join_into_vector(&mut v);
         v
     }
+
+    /// `v ⊑ self` for a plain vector `v`: every component of `v` is at most `self`'s.
+    #[inline]
+    fn covers(&self, v: &VectorClock) -> bool {
+        v.as_slice()
+            .iter()
+            .enumerate()
+            .all(|(j, &k)| k <= self.get(ThreadId(j as u32)))
+    }
 }
 
 impl Clock for VectorClock {
@@ -91,15 +100,24 @@ impl Clock for VectorClock {
     fn to_vector(&self) -> VectorClock {
         self.clone()
     }
+    /// Without branches over the common prefix (the compiler compares 8 components per
+    /// instruction): the per-component early exit mispredicted on traces with many races.
+    #[inline]
+    fn covers(&self, v: &VectorClock) -> bool {
+        let (a, b) = (v.as_slice(), self.as_slice());
+        let n = a.len().min(b.len());
+        let above = a[..n]
+            .iter()
+            .zip(&b[..n])
+            .fold(false, |acc, (&x, &y)| acc | (x > y));
+        !above && a[n..].iter().all(|&x| x == 0)
+    }
 }
 
 /// `v ⊑ c` for a plain vector against any clock.
 #[inline]
 pub fn vector_le<C: Clock>(v: &VectorClock, c: &C) -> bool {
-    v.as_slice()
-        .iter()
-        .enumerate()
-        .all(|(j, &k)| k <= c.get(ThreadId(j as u32)))
+    c.covers(v)
 }
 
 /// `e ⪯ c`: the epoch's time is at most `c`'s time for its thread.
