@@ -257,6 +257,23 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Up to 24 threads, appearing in any order: Djit+'s table of clocks widens (4, 8, 16
+    /// components) and moves to one clock per variable past 16 threads, with clocks already
+    /// in it.
+    #[test]
+    fn hb_family_with_many_threads_matches_brute_force(
+        threads in 5u32..25,
+        vars in 1u32..4,
+        acts in prop::collection::vec((0u8..24, 0u8..12, 0u8..4), 0..40),
+    ) {
+        let t = from_actions(threads, vars, 2, &acts);
+        check_trace(&t)?;
+    }
+}
+
 /// Larger generated traces (many threads, hand-over-hand locking, volatiles): tree clocks
 /// agree with vector clocks, FastTrack with Djit+, and the pair analyses with each other.
 #[test]
