@@ -34,7 +34,7 @@
 //! clocks). Memory: O(threads × variables). Every racy event is reported; only the first
 //! is guaranteed predictable (Mathur et al. 2018).
 
-use crate::clock::{vector_le, Clock, Time, VectorClock};
+use crate::clock::{Clock, ClockTable, VectorClock};
 use crate::report::{RaceReport, RacyEvent, ReportKind};
 use crate::trace::{AddrId, Event, Names, Op, ThreadId};
 
@@ -273,29 +273,14 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
 
 /// Djit+ / GENERIC Alg. 5–6 racy-event detection (with `wrd`, the SHB algorithm of
 /// Mathur et al. 2018, Alg. 1: reads check against the clock before the last-write join).
-///
-/// Each variable has a write clock and a read clock. While the trace has at most
-/// [`DENSE_MAX`] threads they are rows of one table, a variable's write clock next to its
-/// read clock with `stride` components each (8 threads: one 64-byte block per variable), so
-/// an access reads one block instead of two vector headers and their heap blocks; a thread
-/// beyond the stride widens the table. A thread beyond [`DENSE_MAX`] moves the clocks to one
-/// [`VectorClock`] each, which keeps only the components up to the highest thread that
-/// accessed the variable (traces with many threads touch most variables from a few).
+/// Each variable's write clock (0) and read clock (1) are one row of a [`ClockTable`]: an
+/// access reads one block (on the generated 10^7-event trace `hb` took 0.20 s instead of
+/// 0.24 s with a `VectorClock` each).
 #[derive(Default)]
 pub struct Djit {
-    /// Components per clock in `dense`: 0 before the first access, then a power of two up
-    /// to [`DENSE_MAX`]; 0 again in sparse mode.
-    stride: usize,
-    /// Per variable `x`: its write clock at `2·stride·x`, its read clock after it.
-    dense: Vec<Time>,
-    sparse: bool,
-    reads: Vec<VectorClock>,
-    writes: Vec<VectorClock>,
+    clocks: ClockTable<2>,
     racy: Vec<RacyEvent>,
 }
-
-/// [`Djit`]'s table holds clocks of up to this many threads (64 bytes per clock).
-pub const DENSE_MAX: usize = 16;
 
 impl Djit {
     #[cold]
@@ -303,114 +288,23 @@ impl Djit {
     fn racy(&mut self, index: u64, ev: &Event) {
         self.racy.push(RacyEvent { index, event: *ev });
     }
-
-    /// The first component of variable `x`'s write clock in `dense`, room made for thread
-    /// `t` and the variable; `None` in sparse mode.
-    #[inline]
-    fn row(&mut self, x: usize, t: usize) -> Option<usize> {
-        if t >= self.stride {
-            self.widen(t);
-        }
-        if self.sparse {
-            return None;
-        }
-        let base = 2 * self.stride * x;
-        if base + 2 * self.stride > self.dense.len() {
-            self.grow_rows(base + 2 * self.stride);
-        }
-        Some(base)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow_rows(&mut self, len: usize) {
-        // Whole variables only (`widen` reads the table variable by variable).
-        let var = 2 * self.stride;
-        let len = len.max(self.dense.len() * 3 / 2).div_ceil(var) * var;
-        self.dense.resize(len, 0);
-    }
-
-    /// Makes room for thread `t`: a wider table, or sparse mode past [`DENSE_MAX`].
-    #[cold]
-    #[inline(never)]
-    fn widen(&mut self, t: usize) {
-        if self.sparse {
-            return;
-        }
-        let old = self.stride;
-        let vars = if old == 0 {
-            0
-        } else {
-            self.dense.len() / (2 * old)
-        };
-        let clock = |dense: &[Time], v: usize, k: usize| -> VectorClock {
-            let mut c = VectorClock::new();
-            let row = &dense[(2 * v + k) * old..(2 * v + k + 1) * old];
-            for (u, &time) in row.iter().enumerate() {
-                if time > 0 {
-                    c.set(ThreadId(u as u32), time);
-                }
-            }
-            c
-        };
-        if t >= DENSE_MAX {
-            self.writes = (0..vars).map(|v| clock(&self.dense, v, 0)).collect();
-            self.reads = (0..vars).map(|v| clock(&self.dense, v, 1)).collect();
-            self.dense = Vec::new();
-            self.stride = 0;
-            self.sparse = true;
-            return;
-        }
-        let stride = (t + 1).next_power_of_two().max(4);
-        let mut dense = vec![0; 2 * stride * vars];
-        if old > 0 {
-            for (i, row) in self.dense.chunks_exact(old).enumerate() {
-                dense[i * stride..i * stride + old].copy_from_slice(row);
-            }
-        }
-        self.dense = dense;
-        self.stride = stride;
-    }
 }
 
 impl<C: Clock> Accesses<C> for Djit {
     #[inline]
     fn read(&mut self, index: u64, ev: &Event, c: &C) {
-        let (x, t) = (ev.target as usize, ev.thread.index());
-        let Some(base) = self.row(x, t) else {
-            if let Some(w) = self.writes.get(x) {
-                if !vector_le(w, c) {
-                    self.racy(index, ev);
-                }
-            }
-            slot(&mut self.reads, x).set(ev.thread, c.get(ev.thread));
-            return;
-        };
-        let s = self.stride;
-        if !c.covers(&self.dense[base..base + s]) {
+        let (x, t) = (ev.target as usize, ev.thread);
+        if !self.clocks.covered_then_set(x, 0..1, c, 1, t, c.get(t)) {
             self.racy(index, ev);
         }
-        self.dense[base + s + t] = c.get(ev.thread);
     }
 
     #[inline]
     fn write(&mut self, index: u64, ev: &Event, c: &C) {
-        let (x, t) = (ev.target as usize, ev.thread.index());
-        let Some(base) = self.row(x, t) else {
-            let racy = self.writes.get(x).is_some_and(|w| !vector_le(w, c))
-                || self.reads.get(x).is_some_and(|r| !vector_le(r, c));
-            if racy {
-                self.racy(index, ev);
-            }
-            slot(&mut self.writes, x).set(ev.thread, c.get(ev.thread));
-            return;
-        };
-        let s = self.stride;
-        // Both clocks in one pass: the write clock and the read clock after it.
-        if !c.covers_twice(&self.dense[base..base + 2 * s]) {
+        let (x, t) = (ev.target as usize, ev.thread);
+        if !self.clocks.covered_then_set(x, 0..2, c, 0, t, c.get(t)) {
             self.racy(index, ev);
         }
-        self.dense[base + t] = c.get(ev.thread);
     }
 
     fn finish(&mut self, report: &mut RaceReport) {

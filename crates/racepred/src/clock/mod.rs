@@ -19,9 +19,11 @@
 //! - `join` and `join_vector` only ever target thread clocks; lock, condition and last-write
 //!   clocks are only ever assigned with `copy_from` from a thread clock.
 
+mod table;
 mod tree;
 mod vc;
 
+pub use table::{ClockTable, DENSE_MAX};
 pub use tree::TreeClock;
 pub use vc::{Epoch, Time, VectorClock};
 
