@@ -766,7 +766,7 @@ impl Shadow {
     }
 
     /// [`Shadow::push`] for a shadow whose checks never pass a clock (`lockset`), which can
-    /// then drop entries across threads too (see [`push_clockless`]). A shadow takes either
+    /// then drop entries across threads too (see `push_clockless`). A shadow takes either
     /// kind of push, never both.
     #[inline]
     pub fn push_without_clock(&mut self, table: &LocksetTable, ls: LsId, index: u64, ev: &Event) {

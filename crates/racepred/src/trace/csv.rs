@@ -120,7 +120,7 @@ impl Default for CsvFormat {
 }
 
 impl LineFormat for CsvFormat {
-    /// Nothing: [`parse_row`] skips comments, empty rows and the header itself.
+    /// Nothing: `parse_row` skips comments, empty rows and the header itself.
     fn skip(_line: &[u8]) -> bool {
         false
     }
@@ -144,7 +144,7 @@ impl LineFormat for CsvFormat {
 
     /// Rows of exactly the shape `,,,op(V<n>),,` (no whitespace, a plain operation, its
     /// thread and target interned already) after the first row. The location, the row's
-    /// number, is interned as [`parse_row`] does.
+    /// number, is interned as `parse_row` does.
     #[inline]
     fn fast_lines(
         &mut self,

@@ -20,7 +20,7 @@
 //! own numbering; `OBJ` and `LOC` are kept as tokens too, and `nil` is an ordinary location
 //! name (the paper logs lock operations with location `nil`). `NUM` (the paper's global
 //! access number; a lock-operation counter or `0` for lock events) must be a decimal `u64`
-//! and is returned by [`EventSource::seq`]. The `N:` prefix must be decimal when present;
+//! and is returned by [`EventSource::seq`](super::EventSource::seq). The `N:` prefix must be decimal when present;
 //! it is checked and otherwise ignored. Fields are trimmed of surrounding whitespace; blank
 //! lines and `#` lines are skipped. Annotation lines such as the figure's `STUCK` are
 //! errors: any line that is not an event is reported with its line number.

@@ -10,7 +10,7 @@
 //!
 //! - **WRD candidates** (Def. 6): per read, W1 = HB-maximal unsynchronised writes, W2 =
 //!   HB-maximal writes HB-before it, with §6.1's pruning of W2 candidates HB-before a W1
-//!   candidate ([`phase1`]). Table 2's #w(r) average and maximum are over reads with at
+//!   candidate (`phase1`). Table 2's #w(r) average and maximum are over reads with at
 //!   least one candidate.
 //! - **Phase 1** (Alg. 1, extended FastTrack): every HB race pair (write-write, write-read,
 //!   read-write) and the graph of Def. 11 ([`graph`]), kept compact: nodes only for events
@@ -236,7 +236,7 @@ impl Diagnosis {
     }
 }
 
-/// The SSHB analysis (push model). `finish` returns the report; use [`diagnose`] or
+/// The SSHB analysis (push model). `finish` returns the report; use [`diagnose()`] or
 /// [`diagnose_trace`] to keep the witnesses.
 pub struct Sshb {
     cfg: SshbConfig,
