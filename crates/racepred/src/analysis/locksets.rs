@@ -798,11 +798,7 @@ impl Shadow {
         };
         // The thread's run, if any.
         let Some(at) = entries.iter().position(|e| e.thread == thread) else {
-            if entries.len() == entries.capacity() {
-                // Grow exactly (`Vec` would make room for four).
-                entries.reserve_exact(1);
-            }
-            entries.push(entry);
+            push_exact(entries, entry);
             self.entries += 1;
             return;
         };
@@ -832,9 +828,7 @@ impl Shadow {
             entries[w] = entry;
             entries.drain(w + 1..end);
         } else {
-            if entries.len() == entries.capacity() {
-                entries.reserve_exact(1);
-            }
+            room_for_one(entries);
             entries.insert(end, entry);
         }
         self.entries = self.entries + entries.len() - before;
@@ -892,10 +886,22 @@ fn push_clockless(
         kept += 1;
     }
     entries.truncate(kept);
+    push_exact(entries, entry);
+}
+
+/// Room for one more entry, growing exactly (`Vec` would make room for four; most sites keep
+/// one or two).
+#[inline]
+fn room_for_one(entries: &mut SmallVec<[ShadowEntry; 1]>) {
     if entries.len() == entries.capacity() {
-        // Grow exactly (`Vec` would make room for four).
         entries.reserve_exact(1);
     }
+}
+
+/// Appends `entry`, growing exactly ([`room_for_one`]).
+#[inline]
+fn push_exact(entries: &mut SmallVec<[ShadowEntry; 1]>, entry: ShadowEntry) {
+    room_for_one(entries);
     entries.push(entry);
 }
 

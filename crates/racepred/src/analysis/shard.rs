@@ -51,7 +51,7 @@ pub fn shardable(kind: AnalysisKind, opts: &AnalysisOptions) -> bool {
 pub struct Shard<'a> {
     inner: Box<dyn Analysis + 'a>,
     k: u32,
-    n: u32,
+    /// Division by the number of shards.
     by: Divisor,
     /// The current run of events as the shard sees them.
     buf: Vec<Event>,
@@ -96,7 +96,6 @@ impl<'a> Shard<'a> {
         Shard {
             inner,
             k,
-            n,
             by: Divisor::new(n),
             buf: Vec::new(),
         }
@@ -152,7 +151,7 @@ impl Analysis for Shard<'_> {
     fn finish(&mut self, names: &Names) -> RaceReport {
         let mut r = self.inner.finish(names);
         // Back to the trace's variable ids.
-        let (k, n) = (self.k, self.n);
+        let (k, n) = (self.k, self.by.n);
         let global = |ev: &mut Event| {
             if ev.is_access() {
                 ev.target = ev.target * n + k;

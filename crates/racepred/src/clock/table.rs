@@ -1,15 +1,14 @@
-//! Per-variable clocks as rows of one table (the access history of Djit+ and FastTrack).
+//! Per-variable clocks as rows of one table (the access history of Djit+).
 //!
-//! Each variable has `K` plain vector clocks (Djit+: its write and its read clock;
-//! FastTrack: its read map). While the trace has at most [`DENSE_MAX`] threads they are rows
+//! Each variable has `K` plain vector clocks (Djit+: its write and its read clock). While the trace has at most [`DENSE_MAX`] threads they are rows
 //! of one table, the `K` clocks of a variable end to end with `stride` components each
 //! (Djit+ with 8 threads: one 64-byte block per variable), so an access reads one block
 //! instead of `K` vector headers and their heap blocks, and compares all of them in one
 //! pass. A thread beyond the stride widens the table (strides are powers of two, at least
 //! 4). A thread beyond [`DENSE_MAX`] moves the clocks to one [`VectorClock`] each, which
 //! keeps only the components up to the highest thread that set one (traces with many
-//! threads touch most variables from a few): the memory of the table is
-//! `K · stride · variables` components, never more than `K · 16`.
+//! threads touch most variables from a few): the table takes `K · stride` components per
+//! variable, never more than `K · 16`.
 
 use super::{Clock, Time, VectorClock};
 use crate::trace::ThreadId;
@@ -88,18 +87,6 @@ impl<const K: usize> ClockTable<K> {
         covered
     }
 
-    /// Component `t` of clock `k` of variable `x`.
-    #[inline]
-    pub fn get(&self, x: usize, k: usize, t: ThreadId) -> Time {
-        if let Some(sparse) = &self.sparse {
-            return sparse.get(K * x + k).map_or(0, |v| v.get(t));
-        }
-        match self.base(x) {
-            Some(base) if t.index() < self.stride => self.dense[base + k * self.stride + t.index()],
-            _ => 0,
-        }
-    }
-
     /// Sets component `t` of clock `k` of variable `x` to `time` (never backwards).
     #[inline]
     pub fn set(&mut self, x: usize, k: usize, t: ThreadId, time: Time) {
@@ -120,21 +107,6 @@ impl<const K: usize> ClockTable<K> {
         let i = base + k * self.stride + t.index();
         debug_assert!(self.dense[i] <= time, "clock moves back");
         self.dense[i] = time;
-    }
-
-    /// Sets every component of clock `k` of variable `x` to 0.
-    #[inline]
-    pub fn clear(&mut self, x: usize, k: usize) {
-        if let Some(sparse) = &mut self.sparse {
-            if let Some(v) = sparse.get_mut(K * x + k) {
-                v.clear();
-            }
-            return;
-        }
-        if let Some(base) = self.base(x) {
-            let s = self.stride;
-            self.dense[base + k * s..base + (k + 1) * s].fill(0);
-        }
     }
 
     /// Room for variable `x`; its base.
@@ -192,6 +164,19 @@ impl<const K: usize> ClockTable<K> {
 mod tests {
     use super::*;
 
+    /// Component `t` of clock `k` of variable `x`, as the table holds it.
+    fn component<const K: usize>(table: &ClockTable<K>, x: usize, k: usize, t: ThreadId) -> Time {
+        if let Some(sparse) = &table.sparse {
+            return sparse.get(K * x + k).map_or(0, |v| v.get(t));
+        }
+        match table.base(x) {
+            Some(base) if t.index() < table.stride => {
+                table.dense[base + k * table.stride + t.index()]
+            }
+            _ => 0,
+        }
+    }
+
     /// Every operation agrees with one `VectorClock` per (variable, clock), across widening
     /// and the move to sparse mode.
     #[test]
@@ -209,10 +194,6 @@ mod tests {
                     want[2 * x + k].set(t, time);
                 }
             }
-            if step % 3 == 2 {
-                table.clear(4, 1);
-                want[9].clear();
-            }
             let mut probe = VectorClock::new();
             for u in 0..32 {
                 probe.set(ThreadId(u), (time / 2) + u);
@@ -221,7 +202,7 @@ mod tests {
                 for k in 0..2 {
                     for u in 0..32 {
                         assert_eq!(
-                            table.get(x, k, ThreadId(u)),
+                            component(&table, x, k, ThreadId(u)),
                             want[2 * x + k].get(ThreadId(u))
                         );
                     }
