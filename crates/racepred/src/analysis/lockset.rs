@@ -113,6 +113,9 @@ impl Lockset {
                 EraserState::SharedModified(table.intersect(c, ls))
             }
             EraserState::Shared(c) => EraserState::Shared(table.intersect(c, ls)),
+            EraserState::SharedModified(LocksetTable::EMPTY) => {
+                EraserState::SharedModified(LocksetTable::EMPTY)
+            }
             EraserState::SharedModified(c) => EraserState::SharedModified(table.intersect(c, ls)),
         };
         self.state[x] = next;
@@ -142,8 +145,7 @@ impl Analysis for Lockset {
             Op::Read | Op::Write => {
                 let ls = self.hold.lockset(ev.thread);
                 let (table, w) = (&self.hold.table, ev.is_write());
-                self.pairs.check(table, ls, None, w, index, ev);
-                self.pairs.push_without_clock(table, ls, index, ev);
+                self.pairs.check_push_without_clock(table, ls, w, index, ev);
                 self.eraser(index, ev, ls);
             }
             Op::Fork
