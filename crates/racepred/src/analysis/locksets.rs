@@ -1200,6 +1200,8 @@ pub struct HistoryLog {
     free: u32,
     /// Per site of the current variable: settled for the current access.
     done: Vec<bool>,
+    /// (variable, site) of the access last checked (its push needs no lookup).
+    cur: (usize, usize),
 }
 
 impl HistoryLog {
@@ -1212,6 +1214,7 @@ impl HistoryLog {
             entries: Vec::new(),
             free: NIL,
             done: Vec::new(),
+            cur: (usize::MAX, 0),
         }
     }
 
@@ -1234,6 +1237,16 @@ impl HistoryLog {
         }
         let (sites, heads) = &mut self.vars[x];
         let me = site_of(sites, ev);
+        self.cur = (x, me);
+        let t = ev.thread;
+        // Most variables of real programs are thread-local: nothing to scan.
+        if !heads
+            .iter()
+            .enumerate()
+            .any(|(u, &h)| h != NIL && u != t.index())
+        {
+            return;
+        }
         let done = &mut self.done;
         done.clear();
         done.resize(sites.len(), false);
@@ -1246,7 +1259,6 @@ impl HistoryLog {
                 done[s] = true;
             }
         }
-        let t = ev.thread;
         for (u, &head) in heads.iter().enumerate() {
             if u == t.index() {
                 continue;
@@ -1294,7 +1306,18 @@ impl HistoryLog {
             self.vars.resize_with(x + 1, Default::default);
         }
         let (sites, heads) = &mut self.vars[x];
-        let site = site_of(sites, ev) as u32;
+        let site = match self.cur {
+            // The site `check` just found for this access.
+            (y, me)
+                if y == x
+                    && sites
+                        .get(me)
+                        .is_some_and(|s| s.loc == ev.loc && s.write == ev.is_write()) =>
+            {
+                me
+            }
+            _ => site_of(sites, ev),
+        } as u32;
         if t >= heads.len() {
             heads.resize(t + 1, NIL);
         }
