@@ -113,6 +113,8 @@ impl Lockset {
                 EraserState::SharedModified(table.intersect(c, ls))
             }
             EraserState::Shared(c) => EraserState::Shared(table.intersect(c, ls)),
+            // An empty candidate set stays empty (most accesses of a racy variable, once it
+            // has violated: no intersection to look up).
             EraserState::SharedModified(LocksetTable::EMPTY) => {
                 EraserState::SharedModified(LocksetTable::EMPTY)
             }

@@ -737,7 +737,7 @@ struct VarShadow {
 /// racing instance at some second event `f` is found at `f`, with the latest racing first
 /// event — exactly the groups, first instances and racing-access counts of the exhaustive
 /// report grouped by location pair. Without clocks (`lockset`,
-/// [`Shadow::push_without_clock`]) two later entries of different threads dominate too.
+/// [`Shadow::check_push_without_clock`]) two later entries of different threads dominate too.
 ///
 /// A site's entries are kept in time order, whatever their thread: a check scans them from
 /// the newest and stops at the first that races (the latest racing one), and a push drops
@@ -816,8 +816,9 @@ impl Shadow {
         }
     }
 
-    /// [`Shadow::check`] without a clock, then [`Shadow::push_without_clock`], for a shadow
-    /// that only takes clockless pushes (`lockset`). Its entries are in time order whatever
+    /// [`Shadow::check`] without a clock, then the access's push, for a shadow that only
+    /// takes clockless pushes (`lockset`), which drop entries across threads too
+    /// (`push_clockless`); a shadow takes either these or [`Shadow::push`], never both. Its entries are in time order whatever
     /// their thread, so the latest racing entry of a site is the last one that races.
     #[inline]
     pub fn check_push_without_clock(
@@ -900,24 +901,6 @@ impl Shadow {
             _ => site_of(sites, ev),
         };
         &mut sites[me]
-    }
-
-    /// [`Shadow::push`] for a shadow whose checks never pass a clock (`lockset`), which can
-    /// then drop entries across threads too (see `push_clockless`). A shadow takes either
-    /// kind of push, never both.
-    #[inline]
-    pub fn push_without_clock(&mut self, table: &LocksetTable, ls: LsId, index: u64, ev: &Event) {
-        let site = Self::site_of_access(&mut self.vars, self.cur, ev);
-        let before = site.entries.len();
-        let entry = ShadowEntry {
-            ls,
-            time: NO_WITNESS,
-            index,
-            thread: ev.thread.0,
-            mask: table.mask(ls),
-        };
-        push_clockless(site, table, entry);
-        self.entries = self.entries + site.entries.len() - before;
     }
 
     /// Logs the access `ev` (lockset `ls`, local time `time`): drops the entries of its
@@ -1505,16 +1488,8 @@ impl Pairs {
         }
     }
 
-    /// [`Pairs::push`] for an analysis without clocks (`lockset`: whose checks never pass a clock).
-    #[inline]
-    pub fn push_without_clock(&mut self, table: &LocksetTable, ls: LsId, index: u64, ev: &Event) {
-        match self {
-            Pairs::Grouped { shadow, .. } => shadow.push_without_clock(table, ls, index, ev),
-            _ => self.push(table, ls, 0, index, ev),
-        }
-    }
-
-    /// [`Pairs::check`] without a clock, then [`Pairs::push_without_clock`] (`lockset`).
+    /// [`Pairs::check`] without a clock, then the push of a clockless analysis (`lockset`:
+    /// its grouped shadow drops entries across threads too, see `push_clockless`).
     #[inline]
     pub fn check_push_without_clock(
         &mut self,
@@ -1530,7 +1505,7 @@ impl Pairs {
             }
             _ => {
                 self.check(table, ls, None, reads, index, ev);
-                self.push_without_clock(table, ls, index, ev);
+                self.push(table, ls, 0, index, ev);
             }
         }
     }
