@@ -720,7 +720,7 @@ struct VarShadow {
     /// whose thread is the only one skips the variable's sites (most variables of real
     /// programs are thread-local: on dacapo_lusearch_q2_t2 only 0.2% of the sites an access
     /// looked at had another thread's entries, and looking was a quarter of `lockset`'s
-    /// time). In the padding of the sites' header.
+    /// time). It makes a variable 32 bytes instead of 24 (10 MB more on that trace).
     threads: u16,
     sites: SmallVec<[ShadowSite; 0]>,
 }
