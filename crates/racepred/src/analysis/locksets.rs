@@ -897,23 +897,11 @@ impl Shadow {
         // `ls`), in order, then the access.
         let mut kept = 0;
         let v = entries.as_mut_slice();
-        if entry.mask & BIG_LOCKS == 0 {
-            // An exact mask: no branch per entry (which entries go is as good as random).
-            for k in 0..v.len() {
-                let e = v[k];
-                let dropped = (e.thread == thread) & (entry.mask & !e.mask == 0);
-                v[kept] = e;
-                kept += usize::from(!dropped);
-            }
-        } else {
-            for k in 0..v.len() {
-                let e = v[k];
-                if e.thread == thread && table.subset(ls, e.ls) {
-                    continue;
-                }
-                v[kept] = e;
-                kept += 1;
-            }
+        for k in 0..v.len() {
+            let e = v[k];
+            let dropped = (e.thread == thread) & within(entry.mask, &e, table, ls);
+            v[kept] = e;
+            kept += usize::from(!dropped);
         }
         put_after(entries, kept, entry);
         self.entries = self.entries + entries.len() - before;
@@ -957,34 +945,25 @@ fn push_clockless(site: &mut ShadowSite, table: &LocksetTable, entry: ShadowEntr
     }
     let mut kept = 0;
     let v = entries.as_mut_slice();
-    if mask & BIG_LOCKS == 0 {
-        // The access's locks are all below 31: its mask is exact, and the test below has no
-        // branch (which entries go is as good as random: a branch per entry was half of
-        // `lockset`'s time on the generated trace).
-        for k in 0..v.len() {
-            let mut e = v[k];
-            let sub = mask & !e.mask == 0;
-            let dropped =
-                sub & ((e.thread == thread) | ((e.time != NO_WITNESS) & (e.time != thread)));
-            e.time = if sub { thread } else { e.time };
-            v[kept] = e;
-            kept += usize::from(!dropped);
-        }
-    } else {
-        for k in 0..v.len() {
-            let mut e = v[k];
-            if masks_subset(mask, e.mask, || table.subset_slow(ls, e.ls)) {
-                if e.thread == thread || (e.time != NO_WITNESS && e.time != thread) {
-                    continue; // dominated: dropped
-                }
-                e.time = thread;
-            }
-            v[kept] = e;
-            kept += 1;
-        }
+    for k in 0..v.len() {
+        let mut e = v[k];
+        let sub = within(mask, &e, table, ls);
+        let dropped = sub & ((e.thread == thread) | ((e.time != NO_WITNESS) & (e.time != thread)));
+        e.time = if sub { thread } else { e.time };
+        v[kept] = e;
+        kept += usize::from(!dropped);
     }
     put_after(entries, kept, entry);
     site.threads |= thread_bit(thread);
+}
+
+/// `LS ⊆ LS(e)` for an access with lockset `ls` of mask `mask`. While the access's locks are
+/// all below 31 (its mask exact, nearly always) this has no branch, so a push's pass over
+/// a site's entries has none either (which entries go is as good as random); otherwise the
+/// sets are compared.
+#[inline(always)]
+fn within(mask: u32, e: &ShadowEntry, table: &LocksetTable, ls: LsId) -> bool {
+    (mask & !e.mask == 0) & (mask & BIG_LOCKS == 0 || table.subset_slow(ls, e.ls))
 }
 
 /// Keeps the first `kept` entries and appends `entry`: in the place of the first dropped
