@@ -31,6 +31,7 @@
 //! need not be LIFO.
 
 use super::locksets::{Holdings, LocksetTable, LsId, Pairs};
+use super::shard::VarShard;
 use super::{Analysis, Side};
 use crate::report::{RaceReport, RacyEvent, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
@@ -60,6 +61,10 @@ pub struct Lockset {
     all: bool,
     /// Violating accesses, listed or not.
     violation_count: u64,
+    /// The variables analysed (all but when run as a shard).
+    shard: VarShard,
+    /// A shard's events of the current block ([`VarShard::select`]).
+    selected: Vec<u32>,
 }
 
 impl Default for Lockset {
@@ -89,6 +94,8 @@ impl Lockset {
             violations: Vec::new(),
             all,
             violation_count: 0,
+            shard: VarShard::WHOLE,
+            selected: Vec::new(),
         }
     }
 
@@ -145,6 +152,10 @@ impl Analysis for Lockset {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
+                let Some(ev) = self.shard.view(ev) else {
+                    return; // another shard's variable
+                };
+                let ev = &ev;
                 let ls = self.hold.lockset(ev.thread);
                 let (table, w) = (&self.hold.table, ev.is_write());
                 self.pairs.check_push_without_clock(table, ls, w, index, ev);
@@ -163,6 +174,28 @@ impl Analysis for Lockset {
             | Op::Local
             | Op::Branch => {}
         }
+    }
+
+    /// As a shard: only its own accesses and the lock events (the others change nothing).
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        if self.shard.is_whole() {
+            for (i, ev) in events.iter().enumerate() {
+                self.on_event(first + i as u64, ev, Side::default());
+            }
+            return;
+        }
+        let mut selected = std::mem::take(&mut self.selected);
+        let sync = |op| matches!(op, Op::Acquire | Op::Release);
+        self.shard.select(events, sync, &mut selected);
+        for &i in &selected {
+            self.on_event(first + u64::from(i), &events[i as usize], Side::default());
+        }
+        self.selected = selected;
+    }
+
+    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
+        self.shard = shard;
+        self.pairs.is_grouped()
     }
 
     fn finish(&mut self, _names: &Names) -> RaceReport {

@@ -56,6 +56,15 @@ pub trait Analysis: Send {
         }
     }
 
+    /// Makes a fresh analysis shard `shard` of a run split by variable ([`shard::Shard`]):
+    /// it treats the plain accesses of other shards' variables as `br` events and sees its
+    /// own through [`shard::VarShard::view`]. False (the default) if it cannot: only the
+    /// [`shard::shardable`] ones can.
+    fn restrict_to_shard(&mut self, shard: shard::VarShard) -> bool {
+        let _ = shard;
+        false
+    }
+
     /// Produces the report once every event was pushed. `names` are the trace's final name
     /// tables (for analyses whose notes mention objects).
     fn finish(&mut self, names: &Names) -> RaceReport;
@@ -74,6 +83,9 @@ impl<A: Analysis + ?Sized> Analysis for &mut A {
     #[inline]
     fn on_events(&mut self, first: u64, events: &[Event]) {
         (**self).on_events(first, events)
+    }
+    fn restrict_to_shard(&mut self, shard: shard::VarShard) -> bool {
+        (**self).restrict_to_shard(shard)
     }
     fn finish(&mut self, names: &Names) -> RaceReport {
         (**self).finish(names)

@@ -28,6 +28,7 @@
 //! kept by every correct reordering). Unsound in general.
 
 use super::locksets::{Holdings, Pairs};
+use super::shard::VarShard;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, ReportKind};
@@ -117,6 +118,8 @@ pub struct TsanHybrid {
     hold: Holdings,
     clocks: SyncClocks,
     pairs: Pairs,
+    /// The variables analysed (all but when run as a shard).
+    shard: VarShard,
 }
 
 impl Default for TsanHybrid {
@@ -142,6 +145,7 @@ impl TsanHybrid {
             hold: Holdings::new(),
             clocks: SyncClocks::default(),
             pairs: Pairs::new(all, None),
+            shard: VarShard::WHOLE,
         }
     }
 }
@@ -167,6 +171,11 @@ impl Analysis for TsanHybrid {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
+                // Another shard's variable: only a step of the thread's time.
+                let Some(ev) = self.shard.view(ev) else {
+                    return;
+                };
+                let ev = &ev;
                 let (t, w) = (ev.thread, ev.is_write());
                 let (table, ls) = (&self.hold.table, self.hold.lockset(t));
                 let clock = &self.clocks.threads[t.index()];
@@ -175,6 +184,11 @@ impl Analysis for TsanHybrid {
             }
             _ => {}
         }
+    }
+
+    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
+        self.shard = shard;
+        self.pairs.is_grouped()
     }
 
     fn finish(&mut self, _names: &Names) -> RaceReport {
