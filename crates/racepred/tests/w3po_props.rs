@@ -575,14 +575,68 @@ proptest! {
     }
 
     #[test]
-    fn wcp_matches_definition(a in actions(20)) {
+    fn wcp_matches_definition(a in actions(20), high_threads in any::<bool>()) {
         let t = trace(3, &a);
+        // Threads on both sides of the 8 whose latest release times rule (a) keeps inline.
+        let t = if high_threads { with_thread_ids(&t, [7, 8, 9, 14, 15]) } else { t };
         let r = wcp::analyze(&t);
         let brute = brute_wcp_pairs(&info(&t));
         prop_assert_eq!(r.pair_set(), brute.clone());
         let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
         prop_assert_eq!(r.racy_set(), racy);
     }
+
+    /// The same on traces made of critical sections ([`cs_trace`]), with threads numbered
+    /// on both sides of the 8 whose latest release times rule (a) keeps inline.
+    #[test]
+    fn wcp_matches_definition_on_critical_sections(
+        blocks in proptest::collection::vec((0u8..4, 0u8..2, 0u8..2, 0u8..8), 0..10),
+        high_threads in any::<bool>(),
+    ) {
+        let ids = if high_threads { [7, 8, 9, 15] } else { [0, 1, 2, 3] };
+        let t = cs_trace(&blocks, ids);
+        let r = wcp::analyze(&t);
+        let brute = brute_wcp_pairs(&info(&t));
+        prop_assert_eq!(r.pair_set(), brute.clone());
+        let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
+        prop_assert_eq!(r.racy_set(), racy);
+    }
+}
+
+/// Critical sections and plain accesses of four threads (numbered `ids`) on two locks and
+/// two variables, one per block `(thread, lock, variable, kind)`: `kind` bit 0 makes the
+/// access a write, bit 1 puts it in a critical section on the lock, bit 2 adds an access
+/// of the other variable (the opposite kind) inside that section. These are the shapes
+/// WCP's rules (a) and (b) act on; [`actions`] seldom builds them (its threads must be
+/// forked and its releases match acquires: its traces average 7 events and 0.6
+/// acquires).
+fn cs_trace(blocks: &[(u8, u8, u8, u8)], ids: [u32; 4]) -> Trace {
+    let mut events = Vec::new();
+    for &(t, l, x, kind) in blocks {
+        let (t, l, x) = (ids[t as usize % 4], u32::from(l % 2), u32::from(x % 2));
+        let access = |x: u32, write: bool| {
+            if write {
+                Event::write(t, x)
+            } else {
+                Event::read(t, x)
+            }
+        };
+        let write = kind & 1 == 1;
+        if kind & 2 == 0 {
+            events.push(access(x, write));
+            continue;
+        }
+        events.push(Event::acquire(t, l));
+        events.push(access(x, write));
+        if kind & 4 != 0 {
+            events.push(access(1 - x, !write));
+        }
+        events.push(Event::release(t, l));
+    }
+    for (i, ev) in events.iter_mut().enumerate() {
+        ev.loc = LocId(i as u32 + 1);
+    }
+    Trace::from_events(events)
 }
 
 /// The trace with its events' locations replaced by `locs` (cycled): few locations, so
