@@ -601,6 +601,20 @@ proptest! {
         let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
         prop_assert_eq!(r.racy_set(), racy);
     }
+
+    /// `lockset`, `tsan-hybrid` and `w3po` against their definitions on traces made of
+    /// critical sections ([`cs_trace`]), where locksets and critical sections of several
+    /// threads on one lock are the rule rather than the exception.
+    #[test]
+    fn pair_analyses_match_definitions_on_critical_sections(
+        blocks in proptest::collection::vec((0u8..4, 0u8..2, 0u8..2, 0u8..8), 0..10),
+    ) {
+        let t = cs_trace(&blocks, [0, 1, 2, 3]);
+        let inf = info(&t);
+        prop_assert_eq!(run(&t, Box::new(Lockset::all_pairs())).pair_set(), brute_lockset(&inf));
+        prop_assert_eq!(run(&t, Box::new(TsanHybrid::all_pairs())).pair_set(), brute_tsan(&inf));
+        prop_assert_eq!(w3po::pairs(&t, None), brute_w3po(&inf));
+    }
 }
 
 /// Critical sections and plain accesses of four threads (numbered `ids`) on two locks and
@@ -765,6 +779,26 @@ proptest! {
                 .collect();
             prop_assert_eq!(g.racy_set(), racy, "{}", name);
             // Every location pair of the exhaustive report, and no other.
+            prop_assert_eq!(report_loc_pairs(&g), loc_pairs(&t, &e.pair_set()), "{}", name);
+        }
+    }
+
+    /// The same on traces made of critical sections ([`cs_trace`]; 15 and up share the
+    /// thread summaries' last bit).
+    #[test]
+    fn grouped_equals_exhaustive_grouped_on_critical_sections(
+        blocks in proptest::collection::vec((0u8..4, 0u8..2, 0u8..2, 0u8..8), 0..14),
+        locs in proptest::collection::vec(0u8..4, 1..6),
+        h in 0usize..3,
+        high_threads in any::<bool>(),
+    ) {
+        let ids = if high_threads { [14, 15, 16, 40] } else { [0, 1, 2, 3] };
+        let t = with_locs(&cs_trace(&blocks, ids), &locs);
+        for (grouped, all) in grouped_and_exhaustive(h, true) {
+            let name = grouped.name();
+            let g = run(&t, grouped);
+            let e = run(&t, all);
+            prop_assert_eq!(groups(&g), groups(&e.grouped()), "{}", name);
             prop_assert_eq!(report_loc_pairs(&g), loc_pairs(&t, &e.pair_set()), "{}", name);
         }
     }
