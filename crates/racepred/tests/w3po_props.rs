@@ -544,6 +544,16 @@ fn trace(threads: u32, a: &[(u8, u8, u8)]) -> Trace {
     from_actions(threads, 2, 2, a)
 }
 
+/// `wcp`'s pairs and racy events equal the brute-force closure's.
+fn check_wcp(t: &Trace) -> Result<(), TestCaseError> {
+    let r = wcp::analyze(t);
+    let brute = brute_wcp_pairs(&info(t));
+    prop_assert_eq!(r.pair_set(), brute.clone());
+    let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
+    prop_assert_eq!(r.racy_set(), racy);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -579,11 +589,7 @@ proptest! {
         let t = trace(3, &a);
         // Threads on both sides of the 8 whose latest release times rule (a) keeps inline.
         let t = if high_threads { with_thread_ids(&t, [7, 8, 9, 14, 15]) } else { t };
-        let r = wcp::analyze(&t);
-        let brute = brute_wcp_pairs(&info(&t));
-        prop_assert_eq!(r.pair_set(), brute.clone());
-        let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
-        prop_assert_eq!(r.racy_set(), racy);
+        check_wcp(&t)?;
     }
 
     /// The same on traces made of critical sections ([`cs_trace`]), with threads numbered
@@ -594,12 +600,7 @@ proptest! {
         high_threads in any::<bool>(),
     ) {
         let ids = if high_threads { [7, 8, 9, 15] } else { [0, 1, 2, 3] };
-        let t = cs_trace(&blocks, ids);
-        let r = wcp::analyze(&t);
-        let brute = brute_wcp_pairs(&info(&t));
-        prop_assert_eq!(r.pair_set(), brute.clone());
-        let racy: BTreeSet<u64> = brute.iter().map(|p| p.1).collect();
-        prop_assert_eq!(r.racy_set(), racy);
+        check_wcp(&cs_trace(&blocks, ids))?;
     }
 
     /// `lockset`, `tsan-hybrid` and `w3po` against their definitions on traces made of
