@@ -105,6 +105,9 @@ pub struct W3po {
     open: Vec<Vec<(u32, u32)>>,
     /// Per lock, per thread: released critical sections in order.
     cs: Vec<Vec<Vec<Cs>>>,
+    /// Per lock `y`, per thread `t` that checked it, per thread `u`: the number of `u`'s
+    /// CSs on `y` whose acquire `t` knew at its last check (see [`W3po::weak_wcp`]).
+    cursor: Vec<Vec<Vec<u32>>>,
     arena: Vec<u32>,
     last_write: Vec<LastWrite>,
     /// Per volatile variable: (writer thread, time, clock) of the latest `vw`.
@@ -131,6 +134,7 @@ impl W3po {
             clocks: Vec::new(),
             open: Vec::new(),
             cs: Vec::new(),
+            cursor: Vec::new(),
             arena: Vec::new(),
             last_write: Vec::new(),
             last_vw: Vec::new(),
@@ -163,34 +167,52 @@ impl W3po {
 
     /// The paper's `w3`: applies weak WCP to thread `t`'s clock until nothing changes. Every
     /// release clock joined is also joined into `also` (the "other paths" clock of a WRD
-    /// check). Returns the number of joins.
+    /// check).
+    ///
+    /// For each held lock `y` and thread `u` the CS wanted is the last of `u`'s on `y` whose
+    /// acquire `t` knows. `t`'s knowledge of `u` only grows and the list only grows at its
+    /// end, so its position only moves forward: a cursor per (`y`, `t`, `u`) remembers it,
+    /// and a galloping search moves it (amortised `O(1)` per check; `O(log gap)` after a
+    /// long gap). A binary search over the whole list from scratch was 18% of `w3po` on the
+    /// generated 10^7-event trace, almost all of it cache misses on long CS lists.
     fn weak_wcp(&mut self, t: ThreadId, mut also: Option<&mut VectorClock>) {
         let n = self.hold.held_count(t);
         if n == 0 {
             return;
         }
+        let W3po {
+            hold,
+            cs,
+            cursor,
+            clocks,
+            arena,
+            rule_joins,
+            ..
+        } = self;
         loop {
             let mut changed = false;
             for k in 0..n {
-                let y = self.hold.held_lock(t, k).index();
-                let Some(per) = self.cs.get(y) else { continue };
+                let y = hold.held_lock(t, k).index();
+                let Some(per) = cs.get(y) else { continue };
+                let cur = cursors_of(cursor, y, t, per.len());
                 for (u, list) in per.iter().enumerate() {
                     if u == t.index() || list.is_empty() {
                         continue;
                     }
-                    let v = &mut self.clocks[t.index()];
+                    let v = &mut clocks[t.index()];
                     let known = v.get(ThreadId(u as u32));
-                    let i = list.partition_point(|c| c.acq <= known);
+                    let i = advance(list, cur[u] as usize, known);
+                    cur[u] = i as u32;
                     if i == 0 {
                         continue;
                     }
                     let c = &list[i - 1];
                     if known < c.rel {
-                        Self::join_arena(&self.arena, c, v);
+                        Self::join_arena(arena, c, v);
                         if let Some(w) = also.as_deref_mut() {
-                            Self::join_arena(&self.arena, c, w);
+                            Self::join_arena(arena, c, w);
                         }
-                        self.rule_joins += 1;
+                        *rule_joins += 1;
                         changed = true;
                     }
                 }
@@ -301,6 +323,44 @@ impl W3po {
             }
             _ => false,
         }
+    }
+}
+
+/// Thread `t`'s cursors into the CS lists of lock `y` (one per thread of `per`), created on
+/// first use (0: no CS known yet).
+#[inline]
+fn cursors_of(cursor: &mut Vec<Vec<Vec<u32>>>, y: usize, t: ThreadId, n: usize) -> &mut [u32] {
+    if y >= cursor.len() {
+        cursor.resize_with(y + 1, Vec::new);
+    }
+    let per = &mut cursor[y];
+    if t.index() >= per.len() {
+        per.resize_with(t.index() + 1, Vec::new);
+    }
+    let cur = &mut per[t.index()];
+    if cur.len() < n {
+        cur.resize(n, 0);
+    }
+    cur
+}
+
+/// The number of CSs of `list` whose acquire is at most `known`, given that it is at least
+/// `from`: a galloping search forward from `from`.
+#[inline]
+fn advance(list: &[Cs], from: usize, known: u32) -> usize {
+    if from >= list.len() || list[from].acq > known {
+        return from;
+    }
+    // list[lo].acq <= known; look at lo + 1, lo + 2, lo + 4, ...
+    let (mut lo, mut step) = (from, 1);
+    loop {
+        let probe = lo + step;
+        if probe >= list.len() || list[probe].acq > known {
+            let hi = probe.min(list.len());
+            return lo + 1 + list[lo + 1..hi].partition_point(|c| c.acq <= known);
+        }
+        lo = probe;
+        step *= 2;
     }
 }
 
@@ -542,6 +602,52 @@ mod tests {
             E::write(1, 1),
         ]);
         assert_eq!(pairs(&t, None), set(&[(2, 7)]));
+    }
+
+    #[test]
+    fn weak_wcp_finds_the_latest_known_cs_after_a_gap() {
+        // T1: three CSs on y, the last writing x and z; T2: acq(y) r(x) rel(y) w(z). The
+        // read makes T2 know T1's third CS all at once (its cursor jumps from 0 to 3); the
+        // rule orders that CS's release, hence its w(z), before T2's w(z).
+        let mut ev = Vec::new();
+        for _ in 0..2 {
+            ev.extend([E::acquire(0, 0), E::write(0, 2), E::release(0, 0)]);
+        }
+        ev.extend([
+            E::acquire(0, 0),
+            E::write(0, 0),
+            E::write(0, 1),
+            E::release(0, 0),
+            E::acquire(1, 0),
+            E::read(1, 0),
+            E::release(1, 0),
+            E::write(1, 1),
+        ]);
+        assert_eq!(pairs(&Trace::from_events(ev), None), set(&[]));
+    }
+
+    #[test]
+    fn advance_equals_binary_search() {
+        for n in 0..40u32 {
+            let list: Vec<Cs> = (0..n)
+                .map(|i| Cs {
+                    acq: 3 * i + 1,
+                    rel: 3 * i + 2,
+                    at: 0,
+                    len: 0,
+                })
+                .collect();
+            for known in 0..3 * n + 3 {
+                let want = list.partition_point(|c| c.acq <= known);
+                for from in 0..=want {
+                    assert_eq!(
+                        advance(&list, from, known),
+                        want,
+                        "n {n} known {known} from {from}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
