@@ -437,6 +437,37 @@ impl Analysis for W3po {
         }
     }
 
+    /// With a bounded history (`--history N`, grouped) whose accesses land in long lists of
+    /// lockset classes
+    /// ([`wants_prefetch`](super::locksets::HistoryLog::wants_prefetch)) each access reaches classes in
+    /// memory no cache holds: the next accesses' are asked for ahead, their variables and
+    /// table slots two events ahead and their classes one event ahead. On the generated
+    /// 10^7-event trace this took `w3po --history 4` from 4.8 to 2.9 s (three or four
+    /// events ahead: 3.5 s).
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        if !self
+            .pairs
+            .history_log()
+            .is_some_and(|log| log.wants_prefetch())
+        {
+            for (i, ev) in events.iter().enumerate() {
+                self.on_event(first + i as u64, ev, Side::default());
+            }
+            return;
+        }
+        for (i, ev) in events.iter().enumerate() {
+            if let Some(log) = self.pairs.history_log() {
+                if let Some(e) = events.get(i + 2).filter(|e| e.is_access()) {
+                    log.prefetch_slot(self.hold.lockset(e.thread), e);
+                }
+                if let Some(e) = events.get(i + 1).filter(|e| e.is_access()) {
+                    log.prefetch_classes(self.hold.lockset(e.thread), e);
+                }
+            }
+            self.on_event(first + i as u64, ev, Side::default());
+        }
+    }
+
     fn finish(&mut self, _names: &Names) -> RaceReport {
         build_report(self)
     }
@@ -624,6 +655,39 @@ mod tests {
             E::write(1, 1),
         ]);
         assert_eq!(pairs(&Trace::from_events(ev), None), set(&[]));
+    }
+
+    #[test]
+    fn prefetching_run_equals_event_by_event_run() {
+        // Two threads access x and y under 40 different locks each: long lists of
+        // classes, so a block run prefetches; it must report what single events do.
+        let mut ev = Vec::new();
+        for k in 0..40 {
+            for t in 0..2 {
+                ev.extend([
+                    E::acquire(t, k),
+                    E::write(t, (k % 2) as u32),
+                    E::read(t, 1 - (k % 2) as u32),
+                    E::release(t, k),
+                ]);
+            }
+        }
+        ev.extend([E::write(0, 0), E::read(1, 0), E::write(1, 1)]);
+        let trace = Trace::from_events(ev);
+        // The choice is made per block: the second one prefetches.
+        let mut blocks = W3po::new(Some(2));
+        let half = trace.events.len() / 2;
+        blocks.on_events(0, &trace.events[..half]);
+        assert!(blocks.pairs.history_log().unwrap().wants_prefetch());
+        blocks.on_events(half as u64, &trace.events[half..]);
+        let mut single = W3po::new(Some(2));
+        for (i, e) in trace.events.iter().enumerate() {
+            single.on_event(i as u64, e, Side::default());
+        }
+        let (a, b) = (blocks.finish(&trace.names), single.finish(&trace.names));
+        assert!(!a.pairs.is_empty());
+        assert_eq!(a.pairs, b.pairs);
+        assert_eq!(a.group_counts, b.group_counts);
     }
 
     #[test]
