@@ -666,8 +666,8 @@ mod tests {
             for t in 0..2 {
                 ev.extend([
                     E::acquire(t, k),
-                    E::write(t, (k % 2) as u32),
-                    E::read(t, 1 - (k % 2) as u32),
+                    E::write(t, k % 2),
+                    E::read(t, 1 - k % 2),
                     E::release(t, k),
                 ]);
             }
