@@ -604,44 +604,11 @@ mod tests {
         assert_eq!(pairs(&t, None), set(&[(1, 2)]));
     }
 
-    #[test]
-    fn weak_wcp_orders_critical_sections() {
-        // T1: acq(y) w(x) rel(y) w(z)?; T2: acq(y) r(x) w(z) rel(y):
-        // w(x) <WRD r(x), both in CSs on y ⇒ rel(CS1) <W3 r(x); locksets share y anyway.
-        // The rule matters for the later write of a variable written before CS1's release:
-        // T1: acq(y) w(x) w(z) rel(y); T2: acq(y) r(x) rel(y) w(z).
-        let t = Trace::from_events(vec![
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::write(0, 1),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::read(1, 0),
-            E::release(1, 0),
-            E::write(1, 1),
-        ]);
-        assert_eq!(pairs(&t, None), set(&[]));
-        // Without the read of x the CSs stay unordered and w(z) ‖ w(z).
-        let t = Trace::from_events(vec![
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::write(0, 1),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::read(1, 2),
-            E::release(1, 0),
-            E::write(1, 1),
-        ]);
-        assert_eq!(pairs(&t, None), set(&[(2, 7)]));
-    }
-
-    #[test]
-    fn weak_wcp_finds_the_latest_known_cs_after_a_gap() {
-        // T1: three CSs on y, the last writing x and z; T2: acq(y) r(x) rel(y) w(z). The
-        // read makes T2 know T1's third CS all at once (its cursor jumps from 0 to 3); the
-        // rule orders that CS's release, hence its w(z), before T2's w(z).
+    /// T1: `earlier` CSs on y writing w, then acq(y) w(x) w(z) rel(y); T2: acq(y) r(`read`)
+    /// rel(y) w(z).
+    fn cs_then_read(earlier: usize, read: u32) -> Trace {
         let mut ev = Vec::new();
-        for _ in 0..2 {
+        for _ in 0..earlier {
             ev.extend([E::acquire(0, 0), E::write(0, 2), E::release(0, 0)]);
         }
         ev.extend([
@@ -650,11 +617,30 @@ mod tests {
             E::write(0, 1),
             E::release(0, 0),
             E::acquire(1, 0),
-            E::read(1, 0),
+            E::read(1, read),
             E::release(1, 0),
             E::write(1, 1),
         ]);
-        assert_eq!(pairs(&Trace::from_events(ev), None), set(&[]));
+        Trace::from_events(ev)
+    }
+
+    #[test]
+    fn weak_wcp_orders_critical_sections() {
+        // T1: acq(y) w(x) rel(y) w(z)?; T2: acq(y) r(x) w(z) rel(y):
+        // w(x) <WRD r(x), both in CSs on y ⇒ rel(CS1) <W3 r(x); locksets share y anyway.
+        // The rule matters for the later write of a variable written before CS1's release:
+        // T1: acq(y) w(x) w(z) rel(y); T2: acq(y) r(x) rel(y) w(z).
+        assert_eq!(pairs(&cs_then_read(0, 0), None), set(&[]));
+        // Without the read of x (T2 reads w instead) the CSs stay unordered and w(z) ‖ w(z).
+        assert_eq!(pairs(&cs_then_read(0, 2), None), set(&[(2, 7)]));
+    }
+
+    #[test]
+    fn weak_wcp_finds_the_latest_known_cs_after_a_gap() {
+        // As above after two earlier CSs of T1 on y: the read makes T2 know T1's third CS
+        // all at once (its cursor jumps from 0 to 3); the rule orders that CS's release,
+        // hence its w(z), before T2's w(z).
+        assert_eq!(pairs(&cs_then_read(2, 0), None), set(&[]));
     }
 
     #[test]
