@@ -1351,6 +1351,20 @@ impl HistoryLog {
         }
     }
 
+    /// The neighbours of the class of `ev` in its recency list (the push moves it to the
+    /// front and updates them), once [`HistoryLog::prefetch_classes`] asked for the class.
+    #[inline]
+    pub fn prefetch_neighbours(&self, ls: LsId, ev: &Event) {
+        if let Some(c) = self.find.get((ev.var().0, ev.thread.0, ls)) {
+            let class = &self.classes[c as usize];
+            for n in [class.prev, class.next] {
+                if let Some(n) = self.classes.get(n as usize) {
+                    prefetch(n as *const HistClass as *const u8);
+                }
+            }
+        }
+    }
+
     /// Logs the access `ev` with lockset `ls` at local time `time`.
     #[inline]
     pub fn push(&mut self, ls: LsId, time: u32, index: u64, ev: &Event) {
