@@ -26,8 +26,8 @@
 //! clock). Whenever a thread holding locks gains knowledge (acquire, WRD read, `vr`,
 //! `wait`, `join`) the weak-WCP rule is applied to a fixpoint (the paper's `w3` function):
 //! for each held lock `y` and thread `u`, the latest CS of `u` on `y` whose acquire is known
-//! is joined in if its release is not (binary search: the CS history costs `O(log)` per
-//! check, not a scan). Write-write / read-write candidates of a write are the accesses of
+//! is joined in if its release is not (a cursor per (lock, thread, `u`) moved on by a
+//! galloping search: amortised `O(1)` per check, not a scan of the CS history). Write-write / read-write candidates of a write are the accesses of
 //! each other thread not yet known (a suffix of the per-(variable, thread) access log).
 //!
 //! Modes (`AnalysisOptions::history`, reported in `RaceReport::notes`):
