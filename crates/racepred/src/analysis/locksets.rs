@@ -579,6 +579,10 @@ impl PairSink {
 pub struct GroupSink {
     groups: Vec<GroupAcc>,
     index: FxHashMap<(u32, u32, PairKind), u32>,
+    /// The sites' group caches ([`Site`]'s `groups`): blocks of a length, then a group per
+    /// site of the variable (`u32::MAX`: not known yet). A variable that gains sites gets a
+    /// longer block; the old one is left behind (sites are few and rarely added late).
+    cache: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -590,6 +594,32 @@ struct GroupAcc {
 }
 
 impl GroupSink {
+    /// The group cached at block `block` (a site's `groups`) for site `s`, `u32::MAX` if none.
+    #[inline]
+    fn cached(&self, block: u32, s: usize) -> u32 {
+        if block == NIL || s >= self.cache[block as usize] as usize {
+            return u32::MAX;
+        }
+        self.cache[block as usize + 1 + s]
+    }
+
+    /// Caches group `g` for site `s` in `block` (a site's `groups`, of a variable with `n`
+    /// sites), making or lengthening the block.
+    #[cold]
+    fn cache(&mut self, block: &mut u32, n: usize, s: usize, g: u32) {
+        if *block == NIL || s >= self.cache[*block as usize] as usize {
+            let at = self.cache.len();
+            self.cache.push(n as u32);
+            self.cache.resize(at + 1 + n, u32::MAX);
+            if *block != NIL {
+                let (old, len) = (*block as usize, self.cache[*block as usize] as usize);
+                self.cache.copy_within(old + 1..old + 1 + len, at + 1);
+            }
+            *block = u32::try_from(at).expect("group cache under 2^32 entries");
+        }
+        self.cache[*block as usize + 1 + s] = g;
+    }
+
     /// The group of (a `first_write` access at `first_loc`, `second`), created if new.
     #[inline]
     pub fn group_of(&mut self, first_loc: LocId, first_write: bool, second: &Event) -> u32 {
@@ -704,10 +734,12 @@ struct Site<E> {
     /// inline: most sites have one (on dacapo_lusearch_q2_t2, with 2.4·10^6 sites,
     /// a vector per thread and site took half of the memory).
     entries: E,
-    /// Per site of the variable (by position): the group of (that site, this one),
-    /// `u32::MAX` until known. Inline for variables of one or two sites (most: on
-    /// dacapo_lusearch_q2_t2 a heap block per site was a fifth of the shadow).
-    groups: SmallVec<[u32; 2]>,
+    /// Where [`GroupSink`]'s cache keeps, per site of the variable (by position), the group
+    /// of (that site, this one); [`NIL`] until a first pair. Only sites of variables that
+    /// several threads touch ever have one (0.2% of the sites an access looked at on
+    /// dacapo_lusearch_q2_t2), so 4 bytes here instead of an inline vector (24 bytes a
+    /// site, 41–52 MB there).
+    groups: u32,
 }
 
 /// A site of [`Shadow`].
@@ -835,7 +867,7 @@ impl Shadow {
             if !has_other_thread(site.threads, t) {
                 continue; // only the access's thread's entries
             }
-            let known = sites[me].groups[s];
+            let known = sink.cached(sites[me].groups, s);
             if known != u32::MAX && sink.settled(known, index) {
                 continue;
             }
@@ -1013,10 +1045,11 @@ fn hit_site<E>(
     ev: &Event,
 ) -> u32 {
     let (loc, write) = (sites[s].loc, sites[s].write);
-    let g = match sites[me].groups[s] {
+    let g = match sink.cached(sites[me].groups, s) {
         u32::MAX => {
             let g = sink.group_of(loc, write, ev);
-            sites[me].groups[s] = g;
+            let n = sites.len();
+            sink.cache(&mut sites[me].groups, n, s, g);
             g
         }
         g => g,
@@ -1066,13 +1099,9 @@ fn site_of<E: Default, A: smallvec::Array<Item = Site<E>>>(
         write,
         threads: 0,
         entries: E::default(),
-        groups: SmallVec::new(),
+        groups: NIL,
     });
-    let n = sites.len();
-    for s in sites.iter_mut() {
-        s.groups.resize(n, u32::MAX);
-    }
-    n - 1
+    sites.len() - 1
 }
 
 /// No class or entry (end of a list).
