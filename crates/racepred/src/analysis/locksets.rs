@@ -1345,8 +1345,8 @@ impl HistoryLog {
         2 * self.table_pushes > self.pushes
     }
 
-    /// Asks the cache for what the access `ev` (lockset `ls`), two events ahead, will look
-    /// up first: its variable's sites and first classes, and its class's table slot.
+    /// Asks the cache for what the access `ev` (lockset `ls`), three events ahead, will
+    /// look up first: its variable's sites and first classes, and its class's table slot.
     #[inline]
     pub fn prefetch_slot(&self, ls: LsId, ev: &Event) {
         if let Some((sites, heads)) = self.vars.get(ev.var().index()) {
@@ -1359,7 +1359,7 @@ impl HistoryLog {
         }
     }
 
-    /// Asks the cache for what the access `ev` (lockset `ls`), the next event, will read:
+    /// Asks the cache for what the access `ev` (lockset `ls`), two events ahead, will read:
     /// the first class of each thread's list of its variable (the check starts there, the
     /// push looks at its own thread's) and its own class, found through the table slot
     /// that [`HistoryLog::prefetch_slot`] asked for an event earlier. (On the generated
@@ -1380,8 +1380,10 @@ impl HistoryLog {
         }
     }
 
-    /// The neighbours of the class of `ev` in its recency list (the push moves it to the
-    /// front and updates them), once [`HistoryLog::prefetch_classes`] asked for the class.
+    /// Asks the cache for the neighbours of the class of `ev` (the next event) in its
+    /// recency list, which its push relinks, once [`HistoryLog::prefetch_classes`] asked
+    /// for the class. (Each step looks the class up in the table again: the slot is in
+    /// the cache by then.)
     #[inline]
     pub fn prefetch_neighbours(&self, ls: LsId, ev: &Event) {
         if let Some(c) = self.find.get((ev.var().0, ev.thread.0, ls)) {

@@ -27,8 +27,9 @@
 //! `wait`, `join`) the weak-WCP rule is applied to a fixpoint (the paper's `w3` function):
 //! for each held lock `y` and thread `u`, the latest CS of `u` on `y` whose acquire is known
 //! is joined in if its release is not (a cursor per (lock, thread, `u`) moved on by a
-//! galloping search: amortised `O(1)` per check, not a scan of the CS history). Write-write / read-write candidates of a write are the accesses of
-//! each other thread not yet known (a suffix of the per-(variable, thread) access log).
+//! galloping search: amortised `O(1)` per check, not a scan of the CS history).
+//! Write-write / read-write candidates of a write are the accesses of each other thread not
+//! yet known (a suffix of the per-(variable, thread) access log).
 //!
 //! Modes (`AnalysisOptions::history`, reported in `RaceReport::notes`):
 //! - complete (`None`): the log keeps every access — the full history of replaced events,
@@ -326,6 +327,27 @@ impl W3po {
     }
 }
 
+impl W3po {
+    /// The prefetch steps of [`W3po::on_events`] for the events that follow the current one
+    /// (`next[0]` is the next event): each access's lockset is its thread's now.
+    #[inline]
+    fn prefetch(&self, next: &[Event]) {
+        let Some(log) = self.pairs.history_log() else {
+            return;
+        };
+        let access = |k: usize| next.get(k).filter(|e| e.is_access());
+        if let Some(e) = access(2) {
+            log.prefetch_slot(self.hold.lockset(e.thread), e);
+        }
+        if let Some(e) = access(1) {
+            log.prefetch_classes(self.hold.lockset(e.thread), e);
+        }
+        if let Some(e) = access(0) {
+            log.prefetch_neighbours(self.hold.lockset(e.thread), e);
+        }
+    }
+}
+
 /// Thread `t`'s cursors into the CS lists of lock `y` (one per thread of `per`), created on
 /// first use (0: no CS known yet).
 #[inline]
@@ -446,27 +468,13 @@ impl Analysis for W3po {
     /// the first two steps (at two and one events ahead; at four and two, 3.5 s), and the
     /// third step saved another 8–10%.
     fn on_events(&mut self, first: u64, events: &[Event]) {
-        if !self
+        let ahead = self
             .pairs
             .history_log()
-            .is_some_and(|log| log.wants_prefetch())
-        {
-            for (i, ev) in events.iter().enumerate() {
-                self.on_event(first + i as u64, ev, Side::default());
-            }
-            return;
-        }
+            .is_some_and(|log| log.wants_prefetch());
         for (i, ev) in events.iter().enumerate() {
-            if let Some(log) = self.pairs.history_log() {
-                if let Some(e) = events.get(i + 3).filter(|e| e.is_access()) {
-                    log.prefetch_slot(self.hold.lockset(e.thread), e);
-                }
-                if let Some(e) = events.get(i + 2).filter(|e| e.is_access()) {
-                    log.prefetch_classes(self.hold.lockset(e.thread), e);
-                }
-                if let Some(e) = events.get(i + 1).filter(|e| e.is_access()) {
-                    log.prefetch_neighbours(self.hold.lockset(e.thread), e);
-                }
+            if ahead {
+                self.prefetch(&events[i + 1..]);
             }
             self.on_event(first + i as u64, ev, Side::default());
         }
