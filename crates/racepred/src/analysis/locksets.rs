@@ -648,14 +648,6 @@ impl GroupSink {
         g
     }
 
-    /// True if group `g` has counted the second event `second` already and its first
-    /// instance cannot change any more (it was found before `second`).
-    #[inline]
-    pub fn settled(&self, g: u32, second: u64) -> bool {
-        let a = &self.groups[g as usize];
-        a.last == second && a.pair.second != second
-    }
-
     /// True if group `g`'s first instance is not found yet or is found at `second` (then a
     /// later first event replaces it).
     #[inline]
@@ -867,10 +859,8 @@ impl Shadow {
             if !has_other_thread(site.threads, t) {
                 continue; // only the access's thread's entries
             }
-            let known = sink.cached(sites[me].groups, s);
-            if known != u32::MAX && sink.settled(known, index) {
-                continue;
-            }
+            // (No group is settled yet: each site of the variable is a different location
+            // pair of this access, and this is the first look at each.)
             // The latest racing entry (the first instance takes it while the group's first
             // instance may still change; any one would do otherwise): entries are in time
             // order.
