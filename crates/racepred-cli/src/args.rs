@@ -110,6 +110,10 @@ pub struct Input {
     /// Longest line accepted in a text trace (bytes); a longer line is an error naming it.
     #[arg(long, value_name = "BYTES", default_value_t = racepred::trace::lines::DEFAULT_MAX_LINE)]
     pub max_line: usize,
+    /// Read the trace file with read(2) instead of mapping it into memory (mapping is faster,
+    /// but a file that another process truncates meanwhile ends the run with SIGBUS).
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 /// Output options shared by commands that print a result.
@@ -197,9 +201,11 @@ pub struct AnalyzeArgs {
     pub witness: Option<PathBuf>,
     /// lockset/tsan-hybrid/w3po: list every race pair instead of one per location pair
     /// (time and memory then grow with the pairs), and for lockset every Eraser violation,
-    /// not only each variable's first; mcm/recipe/recipe-alt: ask about every
-    /// candidate pair, not only until each location pair has a race.
-    #[arg(long)]
+    /// not only each variable's first; hb/fasttrack/shb/wcp: list every racy event in JSON,
+    /// not only the first of each location and operation (memory then grows with the racy
+    /// events); mcm/recipe/recipe-alt: ask about every candidate pair, not only until each
+    /// location pair has a race.
+    #[arg(long, visible_alias = "all-events")]
     pub all_pairs: bool,
     /// lockset, tsan-hybrid (without --all-pairs): split the variables over N threads, each
     /// analysing the accesses of its share; the reports are the same for every N. Pays off
@@ -248,6 +254,10 @@ pub struct ConvertArgs {
     /// Longest line accepted in a text trace (bytes); a longer line is an error naming it.
     #[arg(long, value_name = "BYTES", default_value_t = racepred::trace::lines::DEFAULT_MAX_LINE)]
     pub max_line: usize,
+    /// Read the trace file with read(2) instead of mapping it into memory (mapping is faster,
+    /// but a file that another process truncates meanwhile ends the run with SIGBUS).
+    #[arg(long)]
+    pub no_mmap: bool,
     /// Output format; default: from the output extension.
     #[arg(long, value_enum)]
     pub to: Option<FormatArg>,

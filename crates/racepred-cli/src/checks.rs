@@ -54,8 +54,13 @@ pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
 /// The SMT predictors (`racepred-smt`).
 const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
 
-/// The analyses that group pairs by location pair unless `--all-pairs` is given.
+/// The analyses that group pairs by location pair, or racy events by location, unless
+/// `--all-pairs` is given.
 const ALL_PAIRS: &[&str] = &[
+    "hb",
+    "fasttrack",
+    "shb",
+    "wcp",
     "lockset",
     "tsan-hybrid",
     "w3po",

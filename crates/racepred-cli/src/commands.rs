@@ -55,17 +55,19 @@ pub fn format_of(f: FormatArg) -> Format {
 }
 
 fn open_input(input: &Input) -> Result<Box<dyn EventSource + Send>> {
-    open_trace(&input.trace, input.format, input.max_line)
+    open_trace(&input.trace, input.format, input.max_line, input.no_mmap)
 }
 
 fn open_trace(
     path: &Path,
     format: Option<FormatArg>,
     max_line: usize,
+    no_mmap: bool,
 ) -> Result<Box<dyn EventSource + Send>> {
     let opts = trace::ReadOptions {
         format: format.map(format_of),
         max_line: checks::positive("--max-line", max_line)?,
+        mmap: !no_mmap,
     };
     Ok(trace::open_opts(path, &opts)?)
 }
@@ -317,7 +319,7 @@ fn copy_validated(
 fn convert(a: ConvertArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input], &[Some(&a.output)])?;
     let to = output_format(&a.output, a.to)?;
-    let mut src = open_trace(&a.input, a.from, a.max_line)?;
+    let mut src = open_trace(&a.input, a.from, a.max_line, a.no_mmap)?;
     let mut dst = trace::write::create(&a.output, to)?;
     copy_validated(&mut *src, &mut *dst, a.lenient).map_err(|e| {
         match e.downcast::<racepred::Error>() {
@@ -372,7 +374,7 @@ fn convert_values(a: &ConvertArgs) -> Result<()> {
     // `ValueTrace` keeps no `mbegin` address sets: a streaming reader, in step with the
     // trace's events, gives them.
     let mut addrs_src = if vt.trace.events.iter().any(|e| e.op == Op::MethodBegin) {
-        Some(open_trace(&a.input, a.from, a.max_line)?)
+        Some(open_trace(&a.input, a.from, a.max_line, a.no_mmap)?)
     } else {
         None
     };
@@ -534,6 +536,7 @@ fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
         streaming: a.streaming,
         history: a.history,
         all_pairs: a.all_pairs,
+        group_racy: !a.all_pairs,
         rate: a.rate,
         period: a.period,
         seed: a.seed,

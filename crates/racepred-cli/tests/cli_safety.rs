@@ -167,7 +167,7 @@ fn options_of_another_analysis_are_refused_with_its_name() {
         (vec!["-a", "hb", "--ignore-global", "x"], "rdit"),
         (vec!["-a", "wcp", "--clock", "tree"], "hb, fasttrack"),
         (vec!["-a", "w3po", "--clock", "tree"], "hb, fasttrack"),
-        (vec!["-a", "hb", "--all-pairs"], "lockset, tsan-hybrid"),
+        (vec!["-a", "hbp", "--all-pairs"], "hb, fasttrack"),
     ] {
         let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -434,6 +434,43 @@ fn lockset_family_groups_unless_all_pairs() {
         let first = "(first: event 1 in T1, event 2 in T0)";
         assert!(grouped.contains(first), "{a}: {grouped}");
         assert!(all.contains(first), "{a}: {all}");
+    }
+}
+
+/// The racy-event analyses keep the first racy event of each location and operation, with
+/// a count, unless `--all-pairs` (alias `--all-events`): the same text either way; JSON
+/// lists each group's first event, or every racy event.
+#[test]
+fn racy_event_analyses_group_by_location_unless_all_pairs() {
+    let d = dir("grouped-racy");
+    let t = d.join("t.std");
+    // T1 writes x twice at location 7, T0 and T2 read it at 9: two racy reads at one
+    // location (events 2 and 3).
+    std::fs::write(&t, "T1|w(x)|7\nT1|w(x)|7\nT0|r(x)|9\nT2|r(x)|9\n").unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = run(bin().args(["analyze", "--json"]).args(args).arg(&t));
+        assert_eq!(code, 1, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    for a in ["hb", "fasttrack", "shb", "wcp"] {
+        let (code, grouped, err) = run(bin().args(["analyze", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        assert!(grouped.contains("2 racy events at 1 location"), "{a}: {grouped}");
+        for flag in ["--all-pairs", "--all-events"] {
+            let (code, all, err) = run(bin().args(["analyze", flag, "-a", a]).arg(&t));
+            assert_eq!(code, 1, "{a} {flag}: {err}");
+            assert_eq!(all, grouped, "{a} {flag}: the same text");
+        }
+        let g = json(&["-a", a]);
+        assert_eq!(g["racy_events"], serde_json::json!([2]), "{a}: {g}");
+        assert_eq!(g["summary"]["racy_events"], 2, "{a}: {g}");
+        assert_eq!(g["summary"]["racy_grouped"], true, "{a}: {g}");
+        assert_eq!(g["racy_location_groups"][0]["count"], 2, "{a}: {g}");
+        let e = json(&["-a", a, "--all-pairs"]);
+        assert_eq!(e["racy_events"], serde_json::json!([2, 3]), "{a}: {e}");
+        assert_eq!(e["summary"]["racy_events"], 2, "{a}: {e}");
+        assert_eq!(e["summary"]["racy_grouped"], false, "{a}: {e}");
+        assert_eq!(e["racy_location_groups"], g["racy_location_groups"], "{a}");
     }
 }
 

@@ -128,6 +128,9 @@ fn decide() -> u8 {
         rate: number(c"RACEPRED_ONLINE_RATE", 1.0),
         period: number(c"RACEPRED_ONLINE_PERIOD", PacerConfig::DEFAULT_PERIOD),
         seed: number(c"RACEPRED_ONLINE_SEED", 0),
+        // As `analyze` by default: the first racy event of each location and operation with
+        // a count, so a long run's memory does not grow with its racy events.
+        group_racy: true,
         ..AnalysisOptions::default()
     };
     let analysis =

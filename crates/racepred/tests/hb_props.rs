@@ -14,8 +14,9 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions, ClockKind};
 use racepred::gen::{from_actions, GenConfig, Generator};
+use racepred::report::text::to_text;
 use racepred::report::RaceReport;
-use racepred::trace::{Event, Op, Trace};
+use racepred::trace::{Event, LocId, Op, Trace};
 
 type Pairs = BTreeSet<(u64, u64)>;
 
@@ -309,4 +310,81 @@ fn streaming_is_noted() {
     assert!(r[3].notes.iter().any(|n| n.starts_with("streaming")));
     assert!(r[2].notes.iter().any(|n| n.starts_with("complete")));
     assert!(r[3].pair_set().len() < r[2].pair_set().len());
+}
+
+/// `t` with its accesses' locations folded onto `locs` locations (by position), so that
+/// racy events of different threads and variables share locations.
+fn fold_locations(t: &Trace, locs: u32) -> Trace {
+    let events = t
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.op {
+            Op::Read | Op::Write => Event::new(e.thread, e.op, e.target, LocId(i as u32 % locs)),
+            _ => *e,
+        })
+        .collect();
+    Trace::from_events(events)
+}
+
+/// The racy-event analyses' grouped report (the CLI's default) against their exhaustive
+/// one grouped by location: the same first racy event of each (location, operation), the
+/// same counts, the same text.
+fn check_grouped_racy(t: &Trace) -> Result<(), TestCaseError> {
+    for kind in [
+        AnalysisKind::Hb,
+        AnalysisKind::FastTrack,
+        AnalysisKind::Shb,
+        AnalysisKind::Wcp,
+    ] {
+        let run = |group_racy| {
+            let opts = AnalysisOptions {
+                group_racy,
+                ..AnalysisOptions::default()
+            };
+            run_trace(t, &mut [create(kind, &opts).unwrap()]).remove(0)
+        };
+        let (all, grouped) = (run(false), run(true));
+        prop_assert!(!all.racy_grouped());
+        prop_assert_eq!(grouped.racy_grouped(), !all.racy_events.is_empty());
+        let want = all.racy_grouped_report();
+        prop_assert_eq!(&grouped.racy_events, &want.racy_events, "{:?}", kind);
+        prop_assert_eq!(&grouped.racy_counts, &want.racy_counts, "{:?}", kind);
+        prop_assert_eq!(grouped.racy_total(), all.racy_events.len() as u64);
+        prop_assert_eq!(
+            to_text(&grouped, "t", &t.names),
+            to_text(&all, "t", &t.names),
+            "{:?}",
+            kind
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn grouped_racy_events_equal_exhaustive_grouped(
+        threads in 2u32..5, vars in 1u32..4, locks in 1u32..3, locs in 1u32..5,
+        acts in actions()
+    ) {
+        check_grouped_racy(&fold_locations(&from_actions(threads, vars, locks, &acts), locs))?;
+    }
+
+    #[test]
+    fn grouped_racy_events_equal_exhaustive_grouped_on_generated_traces(
+        seed in 0u64..1_000_000, threads in 2u32..9, locs in 1u32..20,
+    ) {
+        let t = Generator::trace(GenConfig {
+            events: 400,
+            threads,
+            vars: 6,
+            locks: 3,
+            locs,
+            seed,
+            ..GenConfig::default()
+        });
+        check_grouped_racy(&t)?;
+    }
 }

@@ -18,7 +18,7 @@
 //! Memory: O(variables), plus a vector clock for each variable with concurrent reads.
 
 use crate::clock::{epoch_le, vector_le, Clock, Epoch, Time, VectorClock};
-use crate::report::{RaceReport, RacyEvent, ReportKind};
+use crate::report::{RaceReport, RacyLog, ReportKind};
 use crate::trace::{Event, ThreadId};
 
 use super::hb::{Accesses, HbEngine};
@@ -43,7 +43,7 @@ fn shared() -> Epoch {
 pub struct FastTrackAccesses {
     vars: Vec<VarState>,
     shared: Vec<VectorClock>,
-    racy: Vec<RacyEvent>,
+    racy: RacyLog,
     /// Read maps promoted to vector clocks (a counter for the report).
     promotions: u64,
 }
@@ -66,7 +66,7 @@ impl FastTrackAccesses {
     #[cold]
     #[inline(never)]
     fn racy(&mut self, index: u64, ev: &Event) {
-        self.racy.push(RacyEvent { index, event: *ev });
+        self.racy.push(index, ev);
     }
 
     #[cold]
@@ -135,8 +135,12 @@ impl<C: Clock> Accesses<C> for FastTrackAccesses {
         };
     }
 
+    fn group_racy(&mut self) {
+        self.racy = RacyLog::new(false);
+    }
+
     fn finish(&mut self, report: &mut RaceReport) {
-        report.racy_events = std::mem::take(&mut self.racy);
+        self.racy.finish(report);
         report
             .extra
             .insert("read_map_promotions".into(), self.promotions.into());

@@ -31,11 +31,13 @@
 //! variable; an access is *racy* when some earlier conflicting access is not HB-ordered
 //! before it (the FastTrack convention), which is exactly the set of second events of the
 //! HB-unordered conflicting pairs (checked by `tests/hb_props.rs` against per-event vector
-//! clocks). Memory: O(threads × variables). Every racy event is reported; only the first
-//! is guaranteed predictable (Mathur et al. 2018).
+//! clocks). Memory: O(threads × variables). Every racy event is found; only the first is
+//! guaranteed predictable (Mathur et al. 2018). They are kept in a [`RacyLog`]: every one
+//! (the default), or, with [`HbEngine::racy_by_location`] (the CLI's default), the first of
+//! each (location, operation) with a count, so that memory stays O(locations) too.
 
 use crate::clock::{Clock, ClockTable, VectorClock};
-use crate::report::{RaceReport, RacyEvent, ReportKind};
+use crate::report::{RaceReport, RacyLog, ReportKind};
 use crate::trace::{AddrId, Event, Names, Op, ThreadId};
 
 use super::{Analysis, Side};
@@ -53,6 +55,9 @@ pub trait Accesses<C: Clock>: Send {
     /// default does nothing, so HB engines without the hook ignore the events at no cost.
     #[inline(always)]
     fn method(&mut self, _index: u64, _ev: &Event, _addresses: &[AddrId], _c: &mut C) {}
+    /// Keep racy events grouped by location ([`RacyLog`]) instead of every one; policies
+    /// that report pairs ignore it.
+    fn group_racy(&mut self) {}
     /// Fills in the findings.
     fn finish(&mut self, report: &mut RaceReport);
     fn report_kind(&self) -> ReportKind;
@@ -119,6 +124,13 @@ impl<C: Clock, A: Accesses<C>> HbEngine<C, A> {
     /// Adds a note to the report.
     pub fn note(mut self, s: impl Into<String>) -> Self {
         self.notes.push(s.into());
+        self
+    }
+
+    /// Racy events grouped by location: the first of each (location, operation) with a
+    /// count, in memory bounded by the locations ([`RacyLog`]; the CLI's default).
+    pub fn racy_by_location(mut self) -> Self {
+        self.acc.group_racy();
         self
     }
 
@@ -279,14 +291,14 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
 #[derive(Default)]
 pub struct Djit {
     clocks: ClockTable<2>,
-    racy: Vec<RacyEvent>,
+    racy: RacyLog,
 }
 
 impl Djit {
     #[cold]
     #[inline(never)]
     fn racy(&mut self, index: u64, ev: &Event) {
-        self.racy.push(RacyEvent { index, event: *ev });
+        self.racy.push(index, ev);
     }
 }
 
@@ -307,8 +319,12 @@ impl<C: Clock> Accesses<C> for Djit {
         }
     }
 
+    fn group_racy(&mut self) {
+        self.racy = RacyLog::new(false);
+    }
+
     fn finish(&mut self, report: &mut RaceReport) {
-        report.racy_events = std::mem::take(&mut self.racy);
+        self.racy.finish(report);
     }
 
     fn report_kind(&self) -> ReportKind {

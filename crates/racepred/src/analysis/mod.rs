@@ -471,6 +471,11 @@ pub struct AnalysisOptions {
     pub history: Option<usize>,
     /// Lockset, TSan hybrid, W3PO: list every pair instead of one per location pair.
     pub all_pairs: bool,
+    /// hb, fasttrack, shb, wcp: keep the first racy event of each (location, operation)
+    /// with a count instead of every racy event ([`crate::report::RacyLog`]: memory bounded
+    /// by the locations). Off by default (every racy event); the CLI turns it on unless
+    /// `--all-pairs` is given.
+    pub group_racy: bool,
     /// PACER: sampling rate (0–1).
     pub rate: f64,
     /// PACER: sampling period length in operations.
@@ -544,12 +549,24 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
             }
         };
     }
+    // `hb`, `fasttrack`, `shb` with their racy events grouped by location if asked.
+    macro_rules! racy_by_clock {
+        ($m:ident :: $f:ident) => {
+            match (opts.clock, opts.group_racy) {
+                (ClockKind::Vector, false) => Box::new($m::$f::<VectorClock>()) as Box<dyn Analysis>,
+                (ClockKind::Vector, true) => Box::new($m::$f::<VectorClock>().racy_by_location()),
+                (ClockKind::Tree, false) => Box::new($m::$f::<TreeClock>()),
+                (ClockKind::Tree, true) => Box::new($m::$f::<TreeClock>().racy_by_location()),
+            }
+        };
+    }
     Ok(match kind {
-        AnalysisKind::Hb => by_clock!(hb::hb),
-        AnalysisKind::FastTrack => by_clock!(fasttrack::fasttrack),
+        AnalysisKind::Hb => racy_by_clock!(hb::hb),
+        AnalysisKind::FastTrack => racy_by_clock!(fasttrack::fasttrack),
         AnalysisKind::Hbp => by_clock!(hbp::hbp, opts.streaming),
-        AnalysisKind::Shb => by_clock!(shb::shb),
+        AnalysisKind::Shb => racy_by_clock!(shb::shb),
         AnalysisKind::Shbp => by_clock!(shb::shbp, opts.streaming),
+        AnalysisKind::Wcp if opts.group_racy => Box::new(wcp::Wcp::new().racy_by_location()),
         AnalysisKind::Wcp => Box::new(wcp::Wcp::new()),
         AnalysisKind::Lockset => Box::new(lockset::Lockset::with_mode(opts.all_pairs)),
         AnalysisKind::TsanHybrid => Box::new(tsan_hybrid::TsanHybrid::with_mode(opts.all_pairs)),

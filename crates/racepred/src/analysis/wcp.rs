@@ -36,7 +36,7 @@ use super::locksets::{Access, AccessLog, Holdings, PairSink};
 use super::tsan_hybrid::two;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
-use crate::report::{RaceReport, RacyEvent, ReportKind};
+use crate::report::{RaceReport, RacyLog, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
 
 /// One critical section in a lock's log (Kini's Acq/Rel queues, shared by all threads with
@@ -172,7 +172,7 @@ pub struct Wcp {
     vol: Vec<(VectorClock, VectorClock, VectorClock)>,
     /// Per condition: H of the latest `sig`.
     sig: Vec<VectorClock>,
-    racy: Vec<RacyEvent>,
+    racy: RacyLog,
     pairs: Option<(AccessLog, PairSink)>,
     scratch: VectorClock,
 }
@@ -205,10 +205,17 @@ impl Wcp {
             vars: Vec::new(),
             vol: Vec::new(),
             sig: Vec::new(),
-            racy: Vec::new(),
+            racy: RacyLog::default(),
             pairs: None,
             scratch: VectorClock::new(),
         }
+    }
+
+    /// Racy events grouped by location: the first of each (location, operation) with a
+    /// count, in memory bounded by the locations ([`RacyLog`]; the CLI's default).
+    pub fn racy_by_location(mut self) -> Wcp {
+        self.racy = RacyLog::new(false);
+        self
     }
 
     /// Racy events and every WCP-unordered conflicting pair.
@@ -404,7 +411,7 @@ impl Wcp {
             vc.r.set(t, own);
         }
         if racy {
-            self.racy.push(RacyEvent { index, event: *ev });
+            self.racy.push(index, ev);
         }
         if let Some((log, sink)) = self.pairs.as_mut() {
             let var = ev.var();
@@ -502,7 +509,7 @@ impl Analysis for Wcp {
 #[inline(never)]
 fn build_report(a: &mut Wcp) -> RaceReport {
     let mut r = RaceReport::new("wcp", ReportKind::RacyEvents);
-    r.racy_events = std::mem::take(&mut a.racy);
+    a.racy.finish(&mut r);
     if let Some((_, sink)) = a.pairs.as_mut() {
         sink.into_report(&mut r);
         r.notes

@@ -2,7 +2,9 @@
 //! `pairs` (`first`, `second`, `kind`, `first_loc`, `second_loc`, `variable`, and `verdict`
 //! where the analysis classifies), `racy_events` and `summary` (`pairs`, `location_pairs`,
 //! `racy_events`, `racy_locations`), plus `report_kind`, per-pair threads, per-kind totals,
-//! the location groups, `notes` and `extra`. Formatting only.
+//! the location groups, `notes` and `extra`. Formatting only. A report whose racy events are
+//! grouped by location ([`RaceReport::racy_counts`]) lists each group's first racy event in
+//! `racy_events`; `summary.racy_events` counts them all and `summary.racy_grouped` is true.
 //!
 //! Source locations: `locations` names the location table in use (`null` without one).
 //! With a table, every pair and location group also carries `first_source` /
@@ -115,13 +117,14 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
         "summary": {
             "pairs": r.pairs.len(),
             "location_pairs": groups.len(),
-            "racy_events": r.racy_events.len(),
+            "racy_events": r.racy_total(),
             "racy_locations": group_locations(&racy_groups),
             "write_write": ww,
             "write_read": wr,
             "read_write": rw,
             "grouped": r.is_grouped(),
             "racing_accesses": r.racing_accesses(),
+            "racy_grouped": r.racy_grouped(),
         },
         "location_pairs": location_pairs,
         "racy_location_groups": racy_locations,

@@ -117,6 +117,11 @@ pub struct RaceReport {
     /// same position, the number of racing accesses of the group: distinct second events
     /// that race with some earlier access of the group (not the number of pairs).
     pub group_counts: Vec<u64>,
+    /// Empty for a report that lists every racy event. A report whose racy events are
+    /// *grouped by location* ([`RacyLog`]: `hb`, `fasttrack`, `shb`, `wcp` from the CLI
+    /// unless `--all-pairs`) lists the first racy event of each (location, operation) and
+    /// here, at the same position, the number of racy events of that (location, operation).
+    pub racy_counts: Vec<u64>,
 }
 
 impl RaceReport {
@@ -130,7 +135,39 @@ impl RaceReport {
             notes: Vec::new(),
             extra: serde_json::Map::new(),
             group_counts: Vec::new(),
+            racy_counts: Vec::new(),
         }
+    }
+
+    /// True if the racy events are grouped by location ([`RaceReport::racy_counts`]).
+    pub fn racy_grouped(&self) -> bool {
+        !self.racy_counts.is_empty()
+    }
+
+    /// The number of racy events, listed or (grouped) counted.
+    pub fn racy_total(&self) -> u64 {
+        if self.racy_grouped() {
+            self.racy_counts.iter().sum()
+        } else {
+            self.racy_events.len() as u64
+        }
+    }
+
+    /// The report with its racy events grouped by location as [`RacyLog`] groups them: the
+    /// first racy event of each (location, operation), with the number of racy events
+    /// there. A report grouped already is returned as it is.
+    pub fn racy_grouped_report(&self) -> RaceReport {
+        let mut r = self.clone();
+        if self.racy_grouped() {
+            return r;
+        }
+        let mut log = RacyLog::new(false);
+        for e in &self.racy_events {
+            log.push(e.index, &e.event);
+        }
+        r.racy_events.clear();
+        log.finish(&mut r);
+        r
     }
 
     /// True if the report is grouped ([`RaceReport::group_counts`]).
@@ -162,7 +199,19 @@ impl RaceReport {
         {
             self.pairs.dedup_by_key(|p| (p.first, p.second));
         }
-        if !self.racy_events.is_sorted_by(|a, b| a.index < b.index) {
+        if self.racy_grouped() {
+            // One event per group: sort the events and their counts together (analyses find
+            // them in trace order already).
+            debug_assert_eq!(self.racy_events.len(), self.racy_counts.len());
+            if !self.racy_events.is_sorted_by_key(|e| e.index) {
+                let mut v: Vec<(RacyEvent, u64)> = std::mem::take(&mut self.racy_events)
+                    .into_iter()
+                    .zip(std::mem::take(&mut self.racy_counts))
+                    .collect();
+                v.sort_by_key(|(e, _)| e.index);
+                (self.racy_events, self.racy_counts) = v.into_iter().unzip();
+            }
+        } else if !self.racy_events.is_sorted_by(|a, b| a.index < b.index) {
             if !self.racy_events.is_sorted_by_key(|e| e.index) {
                 self.racy_events.sort_by_key(|e| e.index);
             }
@@ -361,6 +410,110 @@ impl RaceReport {
     }
 }
 
+/// Where an analysis keeps its racy events: every one, or (grouped by location) the first
+/// of each (location, operation) with a count — what the text report shows in either case,
+/// in memory bounded by the locations instead of growing with the racy events. On the
+/// generated 10^7-event trace `hb` finds 3.6·10^6 racy events at 1 000 locations; listing
+/// them all took 83 MB and 40% of its time.
+///
+/// Racy events arrive in trace order, so a group's first event is its earliest.
+#[derive(Debug)]
+pub struct RacyLog {
+    /// Every racy event (`--all-pairs`), not one per (location, operation).
+    all: bool,
+    events: Vec<RacyEvent>,
+    counts: Vec<u64>,
+    groups: LocOpIndex,
+}
+
+impl RacyLog {
+    /// `all`: every racy event; otherwise grouped by location.
+    pub fn new(all: bool) -> RacyLog {
+        RacyLog {
+            all,
+            events: Vec::new(),
+            counts: Vec::new(),
+            groups: LocOpIndex::default(),
+        }
+    }
+
+    /// Records the racy event `ev` (event number `index`).
+    #[inline]
+    pub fn push(&mut self, index: u64, ev: &Event) {
+        if self.all {
+            self.events.push(RacyEvent { index, event: *ev });
+            return;
+        }
+        let g = self.groups.group(ev, self.counts.len());
+        if g == self.counts.len() {
+            self.events.push(RacyEvent { index, event: *ev });
+            self.counts.push(0);
+        }
+        self.counts[g] += 1;
+    }
+
+    /// Racy events recorded so far (listed or counted).
+    pub fn total(&self) -> u64 {
+        if self.all {
+            self.events.len() as u64
+        } else {
+            self.counts.iter().sum()
+        }
+    }
+
+    /// The racy events so far: every one, or each group's first.
+    pub fn events(&self) -> &[RacyEvent] {
+        &self.events
+    }
+
+    /// Moves the racy events (and, grouped, their counts) into `report`.
+    pub fn finish(&mut self, report: &mut RaceReport) {
+        report.racy_events = std::mem::take(&mut self.events);
+        report.racy_counts = std::mem::take(&mut self.counts);
+        self.groups = LocOpIndex::default();
+    }
+}
+
+impl Default for RacyLog {
+    /// Every racy event (what a library user of an analysis gets unless asked otherwise).
+    fn default() -> Self {
+        RacyLog::new(true)
+    }
+}
+
+/// Group numbers of (location, operation) keys: a table indexed by location id and
+/// operation below 2^24 locations (ids are dense), a hash map beyond (`NONE`, hand-built
+/// reports).
+#[derive(Debug, Default)]
+pub(crate) struct LocOpIndex {
+    /// Group number + 1 per `loc * OPS + op` (0: none yet).
+    table: Vec<u32>,
+    rest: rustc_hash::FxHashMap<(u32, u8), usize>,
+}
+
+impl LocOpIndex {
+    const OPS: usize = 16;
+
+    /// The group of `ev`'s (location, operation); `next` (the number of groups so far),
+    /// recorded as its group, if it has none yet.
+    #[inline]
+    pub(crate) fn group(&mut self, ev: &Event, next: usize) -> usize {
+        let (loc, op) = (ev.loc.0 as usize, ev.op as usize);
+        if loc < 1 << 24 && op < Self::OPS {
+            let slot = loc * Self::OPS + op;
+            if slot >= self.table.len() {
+                self.table.resize((slot + 1).next_power_of_two(), 0);
+            }
+            if self.table[slot] == 0 {
+                self.table[slot] = u32::try_from(next + 1).expect("under 2^32 groups");
+            }
+            self.table[slot] as usize - 1
+        } else {
+            *self.rest.entry((loc as u32, op as u8)).or_insert(next)
+        }
+    }
+}
+
 /// A set of dense ids (location ids): one flag per id below 2^24, a hash set above (`NONE`,
 /// sparse ids of hand-built reports), so its memory follows the ids in use.
 #[derive(Default)]
@@ -381,5 +534,50 @@ impl DenseSet {
             self.flags.resize((i + 1).next_power_of_two(), false);
         }
         !std::mem::replace(&mut self.flags[i], true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{LocId, Op, ThreadId};
+
+    #[test]
+    fn racy_log_groups_by_location_and_operation() {
+        let ev = |t, op, l| Event::new(ThreadId(t), op, 0, LocId(l));
+        // Dense locations, a location without a name (`NONE`) and one beyond the table.
+        let far = (1 << 24) + 5;
+        let events = [
+            ev(0, Op::Write, 3),
+            ev(1, Op::Read, 3),
+            ev(1, Op::Write, 3),
+            ev(0, Op::Read, u32::MAX),
+            ev(2, Op::Read, far),
+            ev(1, Op::Read, 3),
+            ev(0, Op::Read, u32::MAX),
+            ev(0, Op::Read, far),
+        ];
+        let (mut all, mut grouped) = (RacyLog::default(), RacyLog::new(false));
+        for (i, e) in events.iter().enumerate() {
+            all.push(i as u64 + 10, e);
+            grouped.push(i as u64 + 10, e);
+        }
+        assert_eq!((all.total(), grouped.total()), (8, 8));
+        let firsts: Vec<u64> = grouped.events().iter().map(|e| e.index).collect();
+        assert_eq!(firsts, [10, 11, 13, 14]); // write@3, read@3, read@NONE, read@far
+        let mut r = RaceReport::new("hb", ReportKind::RacyEvents);
+        grouped.finish(&mut r);
+        assert_eq!(r.racy_counts, [2, 2, 2, 2]);
+        assert_eq!(r.racy_total(), 8);
+        let mut e = RaceReport::new("hb", ReportKind::RacyEvents);
+        all.finish(&mut e);
+        assert!(!e.racy_grouped() && e.racy_total() == 8);
+        let g = e.racy_grouped_report();
+        assert_eq!((&g.racy_events, &g.racy_counts), (&r.racy_events, &r.racy_counts));
+        assert_eq!(r.racy_locations(), e.racy_locations());
+        assert_eq!(
+            text::racy_location_groups(&r),
+            text::racy_location_groups(&e)
+        );
     }
 }

@@ -9,33 +9,17 @@ use crate::trace::{Event, Names};
 
 /// Racy events grouped by location and operation for display (a read and a write at one
 /// location are two lines, so each line names what its events do): (first event, count,
-/// its index), most frequent first, ties by first occurrence.
+/// its index), most frequent first, ties by first occurrence. A report grouped by location
+/// already ([`RaceReport::racy_counts`]) gives its groups with their counts.
 pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
     let mut groups: Vec<(Event, usize, u64)> = Vec::new();
-    // Group number + 1 per (location, operation); location ids are dense, so a table
-    // indexed by them (a hash map for ids beyond it: `NONE`, hand-built reports).
-    const OPS: usize = 16;
-    let mut table: Vec<u32> = Vec::new();
-    let mut rest: rustc_hash::FxHashMap<(u32, u8), usize> = Default::default();
-    for e in &r.racy_events {
-        let (loc, op) = (e.event.loc.0 as usize, e.event.op as usize);
-        let g = if loc < 1 << 24 && op < OPS {
-            let slot = loc * OPS + op;
-            if slot >= table.len() {
-                table.resize((slot + 1).next_power_of_two(), 0);
-            }
-            if table[slot] == 0 {
-                groups.push((e.event, 0, e.index));
-                table[slot] = groups.len() as u32;
-            }
-            table[slot] as usize - 1
-        } else {
-            *rest.entry((loc as u32, op as u8)).or_insert_with(|| {
-                groups.push((e.event, 0, e.index));
-                groups.len() - 1
-            })
-        };
-        groups[g].1 += 1;
+    let mut index = super::LocOpIndex::default();
+    for (i, e) in r.racy_events.iter().enumerate() {
+        let g = index.group(&e.event, groups.len());
+        if g == groups.len() {
+            groups.push((e.event, 0, e.index));
+        }
+        groups[g].1 += r.racy_counts.get(i).map_or(1, |&c| c as usize);
     }
     groups.sort_by_key(|g| (std::cmp::Reverse(g.1), g.2));
     groups
@@ -171,7 +155,7 @@ pub fn write_report<W: Write + ?Sized>(
             w,
             "{}: {} at {} {of}",
             r.analysis,
-            plural(r.racy_events.len(), "racy event", "racy events"),
+            plural(r.racy_total() as usize, "racy event", "racy events"),
             plural(group_locations(&groups), "location", "locations"),
         )?;
         let width = groups.first().map_or(1, |g| g.1.to_string().len());
