@@ -455,7 +455,10 @@ fn racy_event_analyses_group_by_location_unless_all_pairs() {
     for a in ["hb", "fasttrack", "shb", "wcp"] {
         let (code, grouped, err) = run(bin().args(["analyze", "-a", a]).arg(&t));
         assert_eq!(code, 1, "{a}: {err}");
-        assert!(grouped.contains("2 racy events at 1 location"), "{a}: {grouped}");
+        assert!(
+            grouped.contains("2 racy events at 1 location"),
+            "{a}: {grouped}"
+        );
         for flag in ["--all-pairs", "--all-events"] {
             let (code, all, err) = run(bin().args(["analyze", flag, "-a", a]).arg(&t));
             assert_eq!(code, 1, "{a} {flag}: {err}");

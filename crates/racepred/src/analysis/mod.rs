@@ -553,7 +553,9 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
     macro_rules! racy_by_clock {
         ($m:ident :: $f:ident) => {
             match (opts.clock, opts.group_racy) {
-                (ClockKind::Vector, false) => Box::new($m::$f::<VectorClock>()) as Box<dyn Analysis>,
+                (ClockKind::Vector, false) => {
+                    Box::new($m::$f::<VectorClock>()) as Box<dyn Analysis>
+                }
                 (ClockKind::Vector, true) => Box::new($m::$f::<VectorClock>().racy_by_location()),
                 (ClockKind::Tree, false) => Box::new($m::$f::<TreeClock>()),
                 (ClockKind::Tree, true) => Box::new($m::$f::<TreeClock>().racy_by_location()),

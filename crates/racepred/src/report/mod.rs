@@ -573,7 +573,10 @@ mod tests {
         all.finish(&mut e);
         assert!(!e.racy_grouped() && e.racy_total() == 8);
         let g = e.racy_grouped_report();
-        assert_eq!((&g.racy_events, &g.racy_counts), (&r.racy_events, &r.racy_counts));
+        assert_eq!(
+            (&g.racy_events, &g.racy_counts),
+            (&r.racy_events, &r.racy_counts)
+        );
         assert_eq!(r.racy_locations(), e.racy_locations());
         assert_eq!(
             text::racy_location_groups(&r),

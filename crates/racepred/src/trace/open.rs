@@ -720,7 +720,10 @@ mod tests {
             assert_eq!(mapped.0.len(), t.events.len(), "{name}");
             assert_eq!(mapped.1, None, "{name}");
             assert_eq!(mapped.2, len, "{name}: every byte counted");
-            assert!(mapped == read_all(&p, false), "{name}: not as read(2) reads it");
+            assert!(
+                mapped == read_all(&p, false),
+                "{name}: not as read(2) reads it"
+            );
         }
         // A cut binary file: the same events, then the same error.
         let p = d.join("m.rpb");
@@ -728,7 +731,10 @@ mod tests {
         let cut = d.join("cut.rpb");
         std::fs::write(&cut, &whole[..3 * whole.len() / 4]).unwrap();
         let (events, err, _) = read_all(&cut, true);
-        assert!(err.as_deref().unwrap_or("").contains("truncated"), "{err:?}");
+        assert!(
+            err.as_deref().unwrap_or("").contains("truncated"),
+            "{err:?}"
+        );
         let read = read_all(&cut, false);
         assert!(events.len() < t.events.len());
         assert!((events, err) == (read.0, read.1), "not as read(2) reads it");
