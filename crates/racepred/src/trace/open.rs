@@ -202,13 +202,19 @@ impl Prefetch {
     }
 }
 
+/// `Read::read` of a reader that is its own buffer ([`Prefetch`], [`Mapped`]): a copy out
+/// of `fill_buf`.
+fn read_buffered<B: BufRead>(b: &mut B, buf: &mut [u8]) -> std::io::Result<usize> {
+    let avail = b.fill_buf()?;
+    let n = avail.len().min(buf.len());
+    buf[..n].copy_from_slice(&avail[..n]);
+    b.consume(n);
+    Ok(n)
+}
+
 impl Read for Prefetch {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, buf)
     }
 }
 
@@ -478,11 +484,7 @@ impl Mapped {
 
 impl Read for Mapped {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let avail = &self.map[self.pos..];
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, buf)
     }
 }
 
