@@ -44,7 +44,7 @@
 use std::collections::BTreeMap;
 
 use super::{Analysis, AnalysisKind, AnalysisOptions, Side};
-use crate::report::{PairKind, RacePair, RaceReport};
+use crate::report::{LocOpIndex, PairKind, RacePair, RaceReport, RacyEvent};
 use crate::trace::{Event, Names, Op};
 
 /// True if `kind` with `opts` can run as shards ([`Shard`]).
@@ -234,7 +234,10 @@ pub fn merge(mut parts: Vec<RaceReport>) -> RaceReport {
     // Into the first part's vector (growing a large block remaps it, without a copy).
     let mut racy = std::mem::take(&mut parts[0].racy_events);
     racy.reserve_exact(parts.iter().map(|r| r.racy_events.len()).sum());
+    let racy_grouped = parts.iter().any(|r| r.racy_grouped());
+    let mut racy_counts: Vec<u64> = Vec::new();
     for r in &mut parts {
+        racy_counts.append(&mut r.racy_counts);
         let counts = std::mem::take(&mut r.group_counts);
         let listed = std::mem::take(&mut r.pairs);
         if grouped {
@@ -270,7 +273,24 @@ pub fn merge(mut parts: Vec<RaceReport>) -> RaceReport {
     } else {
         whole.pairs = pairs.into_iter().map(|(p, _)| p).collect();
     }
-    whole.racy_events = racy;
+    if racy_grouped {
+        // Per (location, operation), which shards may share: the earliest first racy event
+        // and the summed count.
+        let mut v: Vec<(RacyEvent, u64)> = racy.into_iter().zip(racy_counts).collect();
+        v.sort_by_key(|(e, _)| e.index);
+        let mut index = LocOpIndex::default();
+        (whole.racy_events, whole.racy_counts) = (Vec::new(), Vec::new());
+        for (e, c) in v {
+            let g = index.group(&e.event, whole.racy_events.len());
+            if g == whole.racy_events.len() {
+                whole.racy_events.push(e);
+                whole.racy_counts.push(0);
+            }
+            whole.racy_counts[g] += c;
+        }
+    } else {
+        whole.racy_events = racy;
+    }
     whole.normalize();
     whole
 }
@@ -278,6 +298,37 @@ pub fn merge(mut parts: Vec<RaceReport>) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Grouped racy events of shards merge into the grouping of all their racy events (two
+    /// shards' variables may share a location).
+    #[test]
+    fn grouped_racy_events_merge_by_location() {
+        use crate::report::{RacyLog, ReportKind};
+        use crate::trace::{Event, LocId, ThreadId};
+        let ev = |x, op, l| Event::new(ThreadId(x % 2), op, x, LocId(l));
+        let racy = [
+            (3, ev(0, Op::Read, 7)),
+            (4, ev(1, Op::Read, 7)),
+            (5, ev(1, Op::Write, 7)),
+            (8, ev(0, Op::Read, 9)),
+            (9, ev(0, Op::Read, 7)),
+        ];
+        let report = |pick: &dyn Fn(u32) -> bool, all| {
+            let mut log = RacyLog::new(all);
+            for (i, e) in racy.iter().filter(|(_, e)| pick(e.target)) {
+                log.push(*i, e);
+            }
+            let mut r = RaceReport::new("hb", ReportKind::RacyEvents);
+            log.finish(&mut r);
+            r
+        };
+        let merged = merge(vec![report(&|x| x == 1, false), report(&|x| x == 0, false)]);
+        let want = report(&|_| true, true).racy_grouped_report();
+        assert_eq!(
+            (merged.racy_events, merged.racy_counts),
+            (want.racy_events, want.racy_counts)
+        );
+    }
 
     #[test]
     fn divisor_matches_hardware_division() {
