@@ -127,7 +127,7 @@ pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + 
     decompress_buf(BufReader::with_capacity(READ_BUF, rdr))
 }
 
-/// [`decompress`] of a reader that buffers already (a [`Mapped`] file: no second buffer).
+/// [`decompress`] of a reader that buffers already (a mapped file: no second buffer).
 pub fn decompress_buf<B: BufRead + Send + 'static>(mut buf: B) -> Result<Box<dyn BufRead + Send>> {
     let head = buf.fill_buf()?;
     Ok(match Compression::sniff(head) {
@@ -304,7 +304,9 @@ pub struct ReadOptions {
     pub format: Option<Format>,
     /// Longest line of a text format, in bytes; a longer line is an error naming it.
     pub max_line: usize,
-    /// Map a regular file into memory instead of reading it with `read(2)` ([`Mapped`]).
+    /// Map a regular file into memory instead of reading it with `read(2)`: faster (no
+    /// copy out of the kernel); pages already read are released as the reader goes, but a
+    /// file that another process truncates meanwhile ends the run with `SIGBUS`.
     pub mmap: bool,
 }
 
@@ -393,7 +395,7 @@ pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSou
 /// is empty is an error (a compressed stream has at least a header), not an empty trace.
 /// [`EventSource::bytes_read`] and [`EventSource::total_bytes`] count the file's own
 /// (compressed) bytes, for progress bars. A regular file is mapped into memory
-/// ([`Mapped`]) unless `opts.mmap` is off or the mapping fails.
+/// (see [`ReadOptions::mmap`]) unless `opts.mmap` is off or the mapping fails.
 pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource + Send>> {
     let mut opts = opts.clone();
     opts.format = opts.format.or_else(|| Format::from_path(path));
