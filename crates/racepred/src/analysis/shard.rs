@@ -44,7 +44,7 @@
 use std::collections::BTreeMap;
 
 use super::{Analysis, AnalysisKind, AnalysisOptions, Side};
-use crate::report::{LocOpIndex, PairKind, RacePair, RaceReport, RacyEvent};
+use crate::report::{PairKind, RacePair, RaceReport, RacyEvent, RacyLog};
 use crate::trace::{Event, Names, Op};
 
 /// True if `kind` with `opts` can run as shards ([`Shard`]).
@@ -278,16 +278,8 @@ pub fn merge(mut parts: Vec<RaceReport>) -> RaceReport {
         // and the summed count.
         let mut v: Vec<(RacyEvent, u64)> = racy.into_iter().zip(racy_counts).collect();
         v.sort_by_key(|(e, _)| e.index);
-        let mut index = LocOpIndex::default();
-        (whole.racy_events, whole.racy_counts) = (Vec::new(), Vec::new());
-        for (e, c) in v {
-            let g = index.group(&e.event, whole.racy_events.len());
-            if g == whole.racy_events.len() {
-                whole.racy_events.push(e);
-                whole.racy_counts.push(0);
-            }
-            whole.racy_counts[g] += c;
-        }
+        (whole.racy_events, whole.racy_counts) = v.into_iter().unzip();
+        RacyLog::regroup(&whole).finish(&mut whole);
     } else {
         whole.racy_events = racy;
     }

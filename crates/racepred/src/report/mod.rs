@@ -161,12 +161,7 @@ impl RaceReport {
         if self.racy_grouped() {
             return r;
         }
-        let mut log = RacyLog::new(false);
-        for e in &self.racy_events {
-            log.push(e.index, &e.event);
-        }
-        r.racy_events.clear();
-        log.finish(&mut r);
+        RacyLog::regroup(self).finish(&mut r);
         r
     }
 
@@ -444,12 +439,33 @@ impl RacyLog {
             self.events.push(RacyEvent { index, event: *ev });
             return;
         }
+        self.add(index, ev, 1);
+    }
+
+    /// Grouped: adds `count` racy events at `ev`'s (location, operation), `ev` (event
+    /// number `index`) being the group's first if it has none yet.
+    #[inline]
+    fn add(&mut self, index: u64, ev: &Event, count: u64) {
         let g = self.groups.group(ev, self.counts.len());
         if g == self.counts.len() {
             self.events.push(RacyEvent { index, event: *ev });
             self.counts.push(0);
         }
-        self.counts[g] += 1;
+        self.counts[g] += count;
+    }
+
+    /// `report`'s racy events, each with its count (1 unless grouped), grouped by
+    /// (location, operation) in their order: what [`RacyLog::finish`] then hands on.
+    pub(crate) fn regroup(report: &RaceReport) -> RacyLog {
+        let mut log = RacyLog::new(false);
+        for (i, e) in report.racy_events.iter().enumerate() {
+            log.add(
+                e.index,
+                &e.event,
+                report.racy_counts.get(i).map_or(1, |&c| c),
+            );
+        }
+        log
     }
 
     /// Racy events recorded so far (listed or counted).
@@ -485,7 +501,7 @@ impl Default for RacyLog {
 /// operation below 2^24 locations (ids are dense), a hash map beyond (`NONE`, hand-built
 /// reports).
 #[derive(Debug, Default)]
-pub(crate) struct LocOpIndex {
+struct LocOpIndex {
     /// Group number + 1 per `loc * OPS + op` (0: none yet).
     table: Vec<u32>,
     rest: rustc_hash::FxHashMap<(u32, u8), usize>,
@@ -497,7 +513,7 @@ impl LocOpIndex {
     /// The group of `ev`'s (location, operation); `next` (the number of groups so far),
     /// recorded as its group, if it has none yet.
     #[inline]
-    pub(crate) fn group(&mut self, ev: &Event, next: usize) -> usize {
+    fn group(&mut self, ev: &Event, next: usize) -> usize {
         let (loc, op) = (ev.loc.0 as usize, ev.op as usize);
         if loc < 1 << 24 && op < Self::OPS {
             let slot = loc * Self::OPS + op;

@@ -12,15 +12,10 @@ use crate::trace::{Event, Names};
 /// its index), most frequent first, ties by first occurrence. A report grouped by location
 /// already ([`RaceReport::racy_counts`]) gives its groups with their counts.
 pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
-    let mut groups: Vec<(Event, usize, u64)> = Vec::new();
-    let mut index = super::LocOpIndex::default();
-    for (i, e) in r.racy_events.iter().enumerate() {
-        let g = index.group(&e.event, groups.len());
-        if g == groups.len() {
-            groups.push((e.event, 0, e.index));
-        }
-        groups[g].1 += r.racy_counts.get(i).map_or(1, |&c| c as usize);
-    }
+    let log = super::RacyLog::regroup(r);
+    let mut groups: Vec<(Event, usize, u64)> = (log.events.iter().zip(&log.counts))
+        .map(|(e, &c)| (e.event, c as usize, e.index))
+        .collect();
     groups.sort_by_key(|g| (std::cmp::Reverse(g.1), g.2));
     groups
 }

@@ -417,7 +417,7 @@ pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource 
                 .in_file(path));
             }
         }
-        match Mapped::new(&f, &opts, &counted) {
+        match Mapped::new(&f, &meta, &opts, &counted) {
             Some(m) => open_buf_opts(m, &opts),
             None => open_reader_opts(
                 Counting {
@@ -463,8 +463,12 @@ const RELEASE_STEP: usize = 2 << 20;
 
 impl Mapped {
     /// The file mapped, if `opts` allows it and it is a non-empty regular file that maps.
-    fn new(f: &File, opts: &ReadOptions, counted: &std::sync::Arc<AtomicU64>) -> Option<Mapped> {
-        let meta = f.metadata().ok()?;
+    fn new(
+        f: &File,
+        meta: &std::fs::Metadata,
+        opts: &ReadOptions,
+        counted: &std::sync::Arc<AtomicU64>,
+    ) -> Option<Mapped> {
         if !opts.mmap || !meta.is_file() || meta.len() == 0 {
             return None;
         }
