@@ -88,10 +88,8 @@ fn stats(a: StatsArgs) -> Result<ExitCode> {
     let mut progress = Progress::for_input(src.total_bytes());
     let mut n = 0u64;
     let mut block = racepred::trace::EventBlock::new();
-    while src.read_block(&mut block, racepred::analysis::BLOCK)? {
-        for ev in &block.events {
-            counter.add(ev);
-        }
+    while src.read_block(&mut block, racepred::analysis::READ_BLOCK)? {
+        counter.add_all(&block.events);
         n += block.len() as u64;
         if n & ((1 << 20) - 1) < block.len() as u64 {
             progress.update(n, block.bytes_read);

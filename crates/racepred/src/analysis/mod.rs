@@ -267,7 +267,7 @@ pub fn run_fanout<S: EventSource + ?Sized>(
 const PROGRESS_MASK: u64 = (1 << 20) - 1;
 
 /// Events per block read by the drivers (handed to the analyses in [`BLOCK`]-sized runs).
-const READ_BLOCK: usize = 8 * BLOCK;
+pub const READ_BLOCK: usize = 8 * BLOCK;
 
 /// Blocks queued between the reader thread and the analyses in [`run_pipelined`] (8 × 128
 /// KiB of events).
