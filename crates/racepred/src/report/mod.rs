@@ -432,9 +432,23 @@ impl RacyLog {
         }
     }
 
-    /// Records the racy event `ev` (event number `index`).
-    #[inline]
+    /// Records the racy event `ev` (event number `index`). Inlined for its usual case, a
+    /// grouped event of a (location, operation) seen before: one table lookup and a count.
+    #[inline(always)]
     pub fn push(&mut self, index: u64, ev: &Event) {
+        if !self.all {
+            if let Some(g) = self.groups.existing(ev) {
+                self.counts[g] += 1;
+                return;
+            }
+        }
+        self.push_new(index, ev);
+    }
+
+    /// [`push`](Self::push) of a listed event or a new group's first.
+    #[cold]
+    #[inline(never)]
+    fn push_new(&mut self, index: u64, ev: &Event) {
         if self.all {
             self.events.push(RacyEvent { index, event: *ev });
             return;
@@ -509,6 +523,19 @@ struct LocOpIndex {
 
 impl LocOpIndex {
     const OPS: usize = 16;
+
+    /// The group of `ev`'s (location, operation) if it has one in the direct table. (Its
+    /// slots are for locations below 2^24 only: it never grows past 2^28 slots.)
+    #[inline(always)]
+    fn existing(&self, ev: &Event) -> Option<usize> {
+        let slot = (ev.loc.0 as usize)
+            .checked_mul(Self::OPS)?
+            .checked_add(ev.op as usize)?;
+        match self.table.get(slot) {
+            Some(&g) if g != 0 => Some(g as usize - 1),
+            _ => None,
+        }
+    }
 
     /// The group of `ev`'s (location, operation); `next` (the number of groups so far),
     /// recorded as its group, if it has none yet.
