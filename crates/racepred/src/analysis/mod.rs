@@ -284,15 +284,21 @@ fn validate_block<S: EventSource + ?Sized>(
     if validation == Validation::Off {
         return Ok(());
     }
-    for (ev, &line) in block.events.iter().zip(&block.lines) {
-        if let Some(v) = validator.check_lazy(ev, || line, || src.names()) {
-            match validation {
-                Validation::Strict => return Err(v.to_error()),
-                _ => violations.push(v),
+    let mut err = None;
+    validator.check_run(
+        &block.events,
+        &block.lines,
+        || src.names(),
+        |v| {
+            if validation == Validation::Strict {
+                err = Some(v.to_error());
+                return false;
             }
-        }
-    }
-    Ok(())
+            violations.push(v);
+            true
+        },
+    );
+    err.map_or(Ok(()), Err)
 }
 
 /// Pushes a block, whose first event has index `first`, to every analysis: runs without side
