@@ -957,6 +957,7 @@ const NO_WITNESS: u32 = u32::MAX;
 /// `h`'s thread equal to the witness (`h` then takes `g`'s place). So the test per entry is
 /// one comparison, not a scan of the later entries (on the generated 10^7-event trace the
 /// scans visited 5.2·10^7 entries).
+///
 /// Returns the site's numbers of entries before and after.
 #[inline]
 fn push_clockless(
