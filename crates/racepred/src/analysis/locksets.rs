@@ -986,12 +986,7 @@ fn push_clockless(
     } else {
         clockless_pass(v, thread, |e| within(mask, e, table, ls))
     };
-    if kept < before {
-        v[kept] = entry;
-        entries.truncate(kept + 1);
-    } else {
-        push_exact(entries, entry);
-    }
+    put_after(entries, kept, entry);
     site.threads |= thread_bit(thread);
     (before, kept + 1)
 }
@@ -1038,11 +1033,13 @@ fn within(mask: u32, e: &ShadowEntry, table: &LocksetTable, ls: LsId) -> bool {
 }
 
 /// Keeps the first `kept` entries and appends `entry`: in the place of the first dropped
-/// entry if any (one length update), else growing exactly ([`push_exact`]).
-#[inline]
+/// entry if any (one length update), else growing exactly ([`push_exact`]). Always inlined
+/// into the two pushes (out of line it was 4% of `lockset`'s instructions).
+#[inline(always)]
 fn put_after(entries: &mut SmallVec<[ShadowEntry; 1]>, kept: usize, entry: ShadowEntry) {
-    if kept < entries.len() {
-        entries[kept] = entry;
+    // One look at where the entries are (inline or on the heap), not one per use.
+    if let Some(slot) = entries.as_mut_slice().get_mut(kept) {
+        *slot = entry;
         entries.truncate(kept + 1);
     } else {
         push_exact(entries, entry);

@@ -191,47 +191,37 @@ impl Interner {
             return None;
         }
         let mut n = first as usize;
-        // With 8 bytes to look at (nearly always: `s` runs to the end of the buffer), a loop
-        // of at most 7 steps over a fixed array, no bounds check per byte, the leading zero
-        // tested once.
-        if let Some(w) = s.get(start..start + 8) {
-            let w: &[u8; 8] = w.try_into().expect("8 bytes");
-            for (j, &b) in w.iter().enumerate().skip(1) {
-                if b == term {
-                    if first == 0 && j > 1 {
-                        return None; // a digit after a leading zero: not canonical
-                    }
-                    return match self.by_num.get(n) {
-                        Some(&id) if id != u32::MAX => Some((id, start + j)),
-                        _ => None,
-                    };
-                }
-                let d = b.wrapping_sub(b'0');
-                if d > 9 {
-                    return None;
-                }
-                n = n * 10 + d as usize;
+        // One pass over a fixed 8-byte window (no bounds check per byte), the leading zero
+        // tested once. Near the end of `s` the window is padded with NUL bytes, which end
+        // the digits like the end of `s` does (`term` is never NUL). An eighth digit is
+        // not canonical.
+        debug_assert_ne!(term, 0);
+        let mut padded = [0u8; 8];
+        let window: &[u8; 8] = match s.get(start..start + 8) {
+            Some(w) => w.try_into().expect("8 bytes"),
+            None => {
+                let rest = &s[start..];
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
             }
-            return None; // an eighth digit: not canonical
-        }
-        let mut i = start + 1;
-        loop {
-            let b = *s.get(i)?;
+        };
+        for (j, &b) in window.iter().enumerate().skip(1) {
             if b == term {
-                break;
+                if first == 0 && j > 1 {
+                    return None; // a digit after a leading zero: not canonical
+                }
+                return match self.by_num.get(n) {
+                    Some(&id) if id != u32::MAX => Some((id, start + j)),
+                    _ => None,
+                };
             }
             let d = b.wrapping_sub(b'0');
-            // A digit after a leading zero, or an eighth digit: not canonical.
-            if d > 9 || n == 0 || i - start >= 7 {
+            if d > 9 {
                 return None;
             }
             n = n * 10 + d as usize;
-            i += 1;
         }
-        match self.by_num.get(n) {
-            Some(&id) if id != u32::MAX => Some((id, i)),
-            _ => None,
-        }
+        None
     }
 
     /// The id of the interned name `<prefix><n>` if this table's numbered names have that
