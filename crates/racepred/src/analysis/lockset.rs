@@ -214,7 +214,7 @@ impl Analysis for Lockset {
 #[inline(never)]
 fn build_report(a: &mut Lockset) -> RaceReport {
     let mut r = RaceReport::new("lockset", ReportKind::Pairs);
-    a.pairs.into_report(&mut r);
+    a.pairs.into_report(&mut r, &a.hold.table);
     r.racy_events = std::mem::take(&mut a.violations);
     r.normalize();
     let vars = a.violated.iter().filter(|&&v| v).count();

@@ -698,9 +698,7 @@ impl GroupSink {
 #[derive(Clone, Copy, Debug)]
 struct ShadowEntry {
     ls: LsId,
-    /// A clocked shadow's entry: the access's local time. A clockless one's
-    /// ([`push_clockless`]): the thread of the later entries whose locksets are `⊆` this
-    /// one's, [`NO_WITNESS`] while there are none.
+    /// The access's local time (0 in a clockless shadow).
     time: u32,
     index: u64,
     thread: u32,
@@ -760,27 +758,37 @@ struct VarShadow {
 /// `e` is unknown to `f` (its time exceeds `f`'s clock entry for `u`; no clock for
 /// `lockset`). If a later access `e'` of `u` at the same (location, kind) has a lockset
 /// `⊆ LS(e)`, it races with every access `e` races with (it is later, so unknown whenever
-/// `e` is; its lockset is smaller), and it is the later one. So per (variable, location,
-/// kind, thread) only the undominated accesses are kept, and every location pair that has a
-/// racing instance at some second event `f` is found at `f`, with the latest racing first
-/// event — exactly the groups, first instances and racing-access counts of the exhaustive
-/// report grouped by location pair. Without clocks (`lockset`,
-/// [`Shadow::check_push_without_clock`]) two later entries of different threads dominate too.
+/// `e` is; its lockset is smaller), and it is the later one: `e'` *dominates* `e`. Without
+/// clocks (`lockset`, [`Shadow::check_push_without_clock`]) two later accesses of two
+/// different threads with locksets `⊆ LS(e)` dominate `e` too: a later `f` that races with
+/// `e` races with the one whose thread is not `f`'s.
 ///
-/// A site's entries are kept in time order, whatever their thread: a check scans them from
-/// the newest and stops at the first that races (the latest racing one), and a push drops
-/// the dominated ones in one pass without a branch per entry while the access's locks are
-/// all below 31 (exact masks, [`LocksetTable::mask`]). (Keeping a contiguous run per
-/// thread instead made a push find its run, shift the entries after it, and a check scan
-/// every entry for the latest: `tsan-hybrid` took 0.86 s against 0.78 s on the generated
-/// 10^7-event trace.)
+/// So the latest access of a site that races with `f` is never dominated, and any log of
+/// the site's accesses that keeps every undominated one finds it: per (variable, location,
+/// kind) the shadow keeps such a log, and every location pair that has a racing instance
+/// at some second event `f` is found at `f`, with the latest racing first event — exactly
+/// the groups, first instances and racing-access counts of the exhaustive report grouped
+/// by location pair.
+///
+/// A site's log is in time order, whatever the thread: a check scans it from the newest
+/// entry and stops at the first that races. A push appends (or, when the newest entry is
+/// its thread's with the same lockset, which it dominates, takes its place); only a full
+/// log is pruned of its dominated entries (`Pruner`), and it grows only when the
+/// undominated entries fill more than three quarters of it (then to twice its size). So a
+/// log is pruned at most once per quarter of its room in pushes, and its room is at most
+/// 8/3 of the most undominated entries it has had.
+/// (Dropping the dominated entries at every push instead, as the shadow did before, passed
+/// over the whole log each time: 18 entries per push for `tsan-hybrid` on the generated
+/// 10^7-event trace. Keeping a contiguous run per thread made a push find its run, shift
+/// the entries after it, and a check scan every entry for the latest.)
 #[derive(Debug, Default)]
 pub struct Shadow {
     vars: Vec<VarShadow>,
     /// (variable, site) of the access last checked.
     cur: (usize, usize),
-    /// Entries kept (a figure for the report).
-    pub entries: usize,
+    /// Pushes are clockless ([`Shadow::check_push_without_clock`]): the domination rule.
+    clockless: bool,
+    pruner: Box<Pruner>,
 }
 
 impl Shadow {
@@ -789,8 +797,8 @@ impl Shadow {
     }
 
     /// [`Shadow::check`] without a clock, then the access's push, for a shadow that only
-    /// takes clockless pushes (`lockset`), which drop entries across threads too
-    /// (`push_clockless`); a shadow takes either these or [`Shadow::push`], never both.
+    /// takes clockless pushes (`lockset`), whose logs drop entries dominated across threads
+    /// too; a shadow takes either these or [`Shadow::push`], never both.
     #[inline]
     pub fn check_push_without_clock(
         &mut self,
@@ -802,18 +810,18 @@ impl Shadow {
         ev: &Event,
     ) {
         let (x, me) = self.check(sink, table, ls, None, reads, index, ev);
+        self.clockless = true;
         let var = &mut self.vars[x];
         var.threads |= thread_bit(ev.thread.0);
         let site = &mut var.sites[me];
         let entry = ShadowEntry {
             ls,
-            time: NO_WITNESS,
+            time: 0,
             index,
             thread: ev.thread.0,
             mask: table.mask(ls),
         };
-        let (before, after) = push_clockless(site, table, entry);
-        self.entries = self.entries + after - before;
+        log_access::<true>(site, &mut self.pruner, table, entry);
     }
 
     /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`,
@@ -863,14 +871,33 @@ impl Shadow {
             // pair of this access, and this is the first look at each.)
             // The latest racing entry (the first instance takes it while the group's first
             // instance may still change; any one would do otherwise): entries are in time
-            // order.
-            let hit = site.entries.iter().rev().find(|e| {
-                e.thread != t
-                    && clock.is_none_or(|c| e.time > c.get(ThreadId(e.thread)))
-                    && masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls))
-            });
-            if let Some(&e) = hit {
-                hit_site(sink, sites, me, s, ThreadId(e.thread), e.index, index, ev);
+            // order, and the latest racing one is never dominated, so never pruned.
+            //
+            // With a clock, the scan also stops once it has met an entry known to the access
+            // of every other thread with entries here: a thread's older entries are known
+            // too (for `w3po` most are, and a scan of the whole log was most of its time).
+            // Threads from 15 on share a bit of `threads`: never once one has entries here.
+            let high = site.threads & thread_bit(15) != 0;
+            // The other threads with entries not met known yet.
+            let mut pending = if high { 0 } else { site.threads & !thread_bit(t) };
+            for e in site.entries.iter().rev() {
+                if e.thread == t {
+                    continue;
+                }
+                if let Some(c) = clock {
+                    if e.time <= c.get(ThreadId(e.thread)) {
+                        pending &= !thread_bit(e.thread);
+                        if pending == 0 && !high {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+                if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
+                    let u = ThreadId(e.thread);
+                    hit_site(sink, sites, me, s, u, e.index, index, ev);
+                    break;
+                }
             }
         }
         (x, me)
@@ -895,171 +922,214 @@ impl Shadow {
         &mut sites[me]
     }
 
-    /// Logs the access `ev` (lockset `ls`, local time `time`): drops the entries of its
-    /// thread at its site that it dominates (lockset ⊇ `ls`).
+    /// Logs the access `ev` (lockset `ls`, local time `time`) at its site.
     #[inline]
     pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
-        let thread = ev.thread.0;
         let site = Self::site_of_access(&mut self.vars, self.cur, ev);
-        let entries = &mut site.entries;
         let entry = ShadowEntry {
             ls,
             time,
             index,
-            thread,
+            thread: ev.thread.0,
             mask: table.mask(ls),
         };
-        // One look at where the entries are (inline or on the heap), not one per use.
-        let v = entries.as_mut_slice();
-        // The usual case: the newest entry is the thread's with the same lockset. No later
-        // entry of a thread has a subset of an earlier one's lockset, so the access
-        // dominates that entry and no other: it takes its place.
-        if let Some(last) = v.last_mut() {
-            if last.thread == thread && last.ls == ls {
-                *last = entry;
-                return;
+        log_access::<false>(site, &mut self.pruner, table, entry);
+    }
+
+    /// The undominated entries: prunes every log (the figure `shadow_entries`, which does
+    /// not depend on when logs were pruned).
+    #[cold]
+    pub fn undominated(&mut self, table: &LocksetTable) -> usize {
+        let clockless = self.clockless;
+        let mut n = 0;
+        for var in &mut self.vars {
+            for site in var.sites.iter_mut() {
+                let v = site.entries.as_mut_slice();
+                let kept = if clockless {
+                    self.pruner.prune::<true>(v, table)
+                } else {
+                    self.pruner.prune::<false>(v, table)
+                };
+                site.entries.truncate(kept);
+                n += kept;
             }
         }
-        let before = v.len();
-        // Keep the entries the access does not dominate (its thread's with a lockset ⊇
-        // `ls`), in order, then the access; the subset test specialised for exact masks
-        // (nearly always), so that the pass has no branch per entry.
-        let mask = entry.mask;
-        let kept = if mask & BIG_LOCKS == 0 {
-            clocked_pass(v, thread, |e| mask & !e.mask == 0)
-        } else {
-            clocked_pass(v, thread, |e| within(mask, e, table, ls))
-        };
-        put_after(entries, kept, entry);
-        self.entries = self.entries + kept + 1 - before;
-        site.threads |= thread_bit(thread);
+        n
     }
 }
 
-/// No later entry has a lockset `⊆` the entry's ([`ShadowEntry::time`] of a clockless shadow).
-const NO_WITNESS: u32 = u32::MAX;
-
-/// [`Shadow::push`] without clocks: `entries` in time order, whatever their thread. Without
-/// clocks an entry `e` of thread `u` is also never needed once two later entries of two
-/// different threads have locksets `⊆ LS(e)`: a later access `f` of thread `t` that races
-/// with `e` (`t ≠ u`, `LS(f) ∩ LS(e) = ∅`) races with the one of them whose thread is not
-/// `t`, a later first event. (A dropped entry's witnesses may be dropped later in turn, but
-/// only for witnesses of their own, which are later still and have smaller locksets, and
-/// between them cover two threads or the dropped one's thread: by induction every dropped
-/// entry keeps live witnesses.) Kept entries have none, so the new access `f` (thread `t`)
-/// makes `e` droppable iff `LS(f) ⊆ LS(e)` and `e` is `t`'s or a later kept entry of a
-/// thread other than `t` has a lockset `⊆ LS(e)`.
-///
-/// Each kept entry remembers that thread (its *witness*): the later kept entries with
-/// locksets `⊆ LS(e)` all belong to one thread, not `e`'s (two would have dropped it, and
-/// one of `e`'s own thread too). It stays exact: when such a later entry `g` is dropped by an
-/// access `h`, `LS(h) ⊆ LS(g) ⊆ LS(e)`, so the same push either drops `e` too or finds
-/// `h`'s thread equal to the witness (`h` then takes `g`'s place). So the test per entry is
-/// one comparison, not a scan of the later entries (on the generated 10^7-event trace the
-/// scans visited 5.2·10^7 entries).
-///
-/// Returns the site's numbers of entries before and after.
-#[inline]
-fn push_clockless(
+/// Logs `entry` (the access, [`Shadow::push`]) at `site`; `CLOCKLESS`: the domination rule
+/// of clockless shadows.
+#[inline(always)]
+fn log_access<const CLOCKLESS: bool>(
     site: &mut ShadowSite,
+    pruner: &mut Pruner,
     table: &LocksetTable,
     entry: ShadowEntry,
-) -> (usize, usize) {
+) {
+    site.threads |= thread_bit(entry.thread);
     let entries = &mut site.entries;
-    let (ls, thread, mask) = (entry.ls, entry.thread, entry.mask);
-    debug_assert_eq!(entry.time, NO_WITNESS);
     // One look at where the entries are (inline or on the heap), not one per use.
     let v = entries.as_mut_slice();
-    let before = v.len();
-    // The newest entry is the thread's with the same lockset: the access dominates it and,
-    // as it did, nothing else.
+    // The usual case: the newest entry is the thread's with the same lockset. The access
+    // dominates it (and whatever it dominated): it takes its place.
     if let Some(last) = v.last_mut() {
-        if last.thread == thread && last.ls == ls {
+        if last.thread == entry.thread && last.ls == entry.ls {
             *last = entry;
-            return (before, before);
+            return;
         }
     }
-    // The pass, with the subset test specialised for exact masks (nearly always) so that
-    // it has no branch per entry.
-    let kept = if mask & BIG_LOCKS == 0 {
-        clockless_pass(v, thread, |e| mask & !e.mask == 0)
-    } else {
-        clockless_pass(v, thread, |e| within(mask, e, table, ls))
-    };
-    put_after(entries, kept, entry);
-    site.threads |= thread_bit(thread);
-    (before, kept + 1)
-}
-
-/// [`push_clockless`]'s pass over `v` for an access of `thread` with lockset `⊆ LS(e)`
-/// exactly for the entries `e` where `sub(e)` holds: keeps the entries it does not drop at
-/// the front, in order, with their witnesses updated; returns how many.
-#[inline(always)]
-fn clockless_pass(v: &mut [ShadowEntry], thread: u32, sub: impl Fn(&ShadowEntry) -> bool) -> usize {
-    let mut kept = 0;
-    for k in 0..v.len() {
-        let mut e = v[k];
-        let sub = sub(&e);
-        let dropped = sub & ((e.thread == thread) | ((e.time != NO_WITNESS) & (e.time != thread)));
-        e.time = if sub { thread } else { e.time };
-        v[kept] = e;
-        kept += usize::from(!dropped);
-    }
-    kept
-}
-
-/// [`Shadow::push`]'s pass over `v` for an access of `thread` with lockset `⊆ LS(e)` exactly
-/// for the entries `e` where `sub(e)` holds: keeps the entries it does not dominate at the
-/// front, in order; returns how many.
-#[inline(always)]
-fn clocked_pass(v: &mut [ShadowEntry], thread: u32, sub: impl Fn(&ShadowEntry) -> bool) -> usize {
-    let mut kept = 0;
-    for k in 0..v.len() {
-        let e = v[k];
-        let dropped = (e.thread == thread) & sub(&e);
-        v[kept] = e;
-        kept += usize::from(!dropped);
-    }
-    kept
-}
-
-/// `LS ⊆ LS(e)` for an access with lockset `ls` of mask `mask`. While the access's locks are
-/// all below 31 (its mask exact, nearly always) this has no branch, so a push's pass over
-/// a site's entries has none either (which entries go is as good as random); otherwise the
-/// sets are compared.
-#[inline(always)]
-fn within(mask: u32, e: &ShadowEntry, table: &LocksetTable, ls: LsId) -> bool {
-    (mask & !e.mask == 0) & (mask & BIG_LOCKS == 0 || table.subset_slow(ls, e.ls))
-}
-
-/// Keeps the first `kept` entries and appends `entry`: in the place of the first dropped
-/// entry if any (one length update), else growing exactly ([`push_exact`]). Always inlined
-/// into the two pushes (out of line it was 4% of `lockset`'s instructions).
-#[inline(always)]
-fn put_after(entries: &mut SmallVec<[ShadowEntry; 1]>, kept: usize, entry: ShadowEntry) {
-    // One look at where the entries are (inline or on the heap), not one per use.
-    if let Some(slot) = entries.as_mut_slice().get_mut(kept) {
-        *slot = entry;
-        entries.truncate(kept + 1);
-    } else {
-        push_exact(entries, entry);
-    }
-}
-
-/// Room for one more entry, growing exactly (`Vec` would make room for four; most sites keep
-/// one or two).
-#[inline]
-fn room_for_one(entries: &mut SmallVec<[ShadowEntry; 1]>) {
     if entries.len() == entries.capacity() {
-        entries.reserve_exact(1);
+        pruner.make_room::<CLOCKLESS>(entries, table);
+    }
+    entries.push(entry);
+}
+
+/// Threads with a bucket in [`Pruner`] (the others' entries are compared with every later
+/// entry).
+const BUCKETS: usize = 16;
+/// Masks per bucket.
+const SLOTS: usize = 8;
+
+/// Prunes the logs of a [`Shadow`]: drops the dominated entries. An entry is dominated when
+/// a later access of its thread has a lockset `⊆` its own or, for a clockless shadow, two
+/// later accesses of two other threads do.
+///
+/// The later accesses are looked for among the later entries the pass keeps: a dominated
+/// access (here or pruned before) always leaves a later, kept one of the same thread with a
+/// lockset `⊆` its own, or is dominated together with every entry it would count for (its
+/// dominators' locksets are smaller still, and cover its thread or two threads).
+///
+/// With clocks only a thread's own later entries count, so the pass keeps the masks of the
+/// kept entries of each of the first [`BUCKETS`] threads in a bucket of [`SLOTS`] (unused
+/// slots all ones, so never `⊆` an exact mask): an entry is then compared with its thread's
+/// few, in one vector operation, without a branch (on the generated 10^7-event trace
+/// `tsan-hybrid`'s logs hold about 18 entries of 8 threads, and which are dominated is as
+/// good as random). Without clocks a log holds few entries (5.5 there), most of them are
+/// dominated by one of the first later ones, and the search stops there.
+#[derive(Debug)]
+struct Pruner {
+    masks: [[u32; SLOTS]; BUCKETS],
+    len: [u8; BUCKETS],
+}
+
+impl Default for Pruner {
+    fn default() -> Self {
+        Pruner {
+            masks: [[u32::MAX; SLOTS]; BUCKETS],
+            len: [0; BUCKETS],
+        }
     }
 }
 
-/// Appends `entry`, growing exactly ([`room_for_one`]).
-#[inline]
-fn push_exact(entries: &mut SmallVec<[ShadowEntry; 1]>, entry: ShadowEntry) {
-    room_for_one(entries);
-    entries.push(entry);
+impl Pruner {
+    /// Prunes a full log and doubles its room if the undominated entries fill more than
+    /// three quarters of it (exactly: most sites keep one or two entries, and `Vec` would
+    /// make room for four). More room would make `w3po`'s checks, which mostly scan a whole
+    /// log, longer; less would prune more often.
+    #[cold]
+    #[inline(never)]
+    fn make_room<const CLOCKLESS: bool>(
+        &mut self,
+        entries: &mut SmallVec<[ShadowEntry; 1]>,
+        table: &LocksetTable,
+    ) {
+        let cap = entries.capacity();
+        let kept = self.prune::<CLOCKLESS>(entries.as_mut_slice(), table);
+        entries.truncate(kept);
+        if 4 * kept > 3 * cap {
+            entries.reserve_exact(2 * cap - kept);
+        }
+    }
+
+    /// Drops the dominated entries of a site's log `v` (in time order); keeps the others at
+    /// the front, in order; returns how many.
+    fn prune<const CLOCKLESS: bool>(
+        &mut self,
+        v: &mut [ShadowEntry],
+        table: &LocksetTable,
+    ) -> usize {
+        let n = v.len();
+        // The kept entries, newest last, gather at the back: `v[w..]`. Without a branch on
+        // whether an entry stays: each is written below the kept ones, where the next
+        // overwrites it unless it stays (`w - 1 ≥ k`: `v[k]` is read).
+        let mut w = n;
+        if CLOCKLESS {
+            for k in (0..n).rev() {
+                let e = v[k];
+                let dominated = dominated_slow::<true>(&v[w..], &e, table);
+                v[w - 1] = e;
+                w -= usize::from(!dominated);
+            }
+        } else {
+            // Threads whose bucket is used; `u16` holds `BUCKETS` bits.
+            let mut used = 0u16;
+            // Threads whose kept entries overflowed their bucket.
+            let mut full = 0u16;
+            for k in (0..n).rev() {
+                let e = v[k];
+                let t = e.thread as usize;
+                let exact = t < BUCKETS && e.mask & BIG_LOCKS == 0 && full & (1 << t) == 0;
+                let dominated = if exact {
+                    // `m ⊆ e.mask` for a mask of the bucket; an unused slot never is.
+                    let b = &self.masks[t];
+                    b.iter().fold(false, |d, &m| d | (m & !e.mask == 0))
+                } else {
+                    dominated_slow::<false>(&v[w..], &e, table)
+                };
+                v[w - 1] = e;
+                w -= usize::from(!dominated);
+                if t < BUCKETS {
+                    used |= 1 << t;
+                    let slot = usize::from(self.len[t]);
+                    if slot < SLOTS {
+                        // The mask if kept; the unused slot's ones if not.
+                        self.masks[t][slot] = if dominated { u32::MAX } else { e.mask };
+                        self.len[t] += u8::from(!dominated);
+                    } else if !dominated {
+                        full |= 1 << t;
+                    }
+                }
+            }
+            // Empty the used buckets.
+            while used != 0 {
+                let t = used.trailing_zeros() as usize;
+                used &= used - 1;
+                self.masks[t] = [u32::MAX; SLOTS];
+                self.len[t] = 0;
+            }
+        }
+        v.copy_within(w.., 0);
+        n - w
+    }
+}
+
+/// True if the later entries `later` dominate entry `e` ([`Pruner`]), with the locksets
+/// compared when their masks do not decide, stopping at the first dominating entry (or pair
+/// of entries).
+#[inline(always)]
+fn dominated_slow<const CLOCKLESS: bool>(
+    later: &[ShadowEntry],
+    e: &ShadowEntry,
+    table: &LocksetTable,
+) -> bool {
+    let mut other = None;
+    for g in later {
+        if !masks_subset(g.mask, e.mask, || table.subset_slow(g.ls, e.ls)) {
+            continue;
+        }
+        if g.thread == e.thread {
+            return true;
+        }
+        if CLOCKLESS {
+            match other {
+                None => other = Some(g.thread),
+                Some(u) if u != g.thread => return true,
+                Some(_) => {}
+            }
+        }
+    }
+    false
 }
 
 /// Records in `sink` the pair of an access of thread `u` at site `s` (event `first`) and
@@ -1805,14 +1875,14 @@ impl Pairs {
     /// Moves the pairs into `report`.
     #[cold]
     #[inline(never)]
-    pub fn into_report(&mut self, report: &mut RaceReport) {
+    pub fn into_report(&mut self, report: &mut RaceReport, table: &LocksetTable) {
         match self {
             Pairs::All { sink, .. } => sink.into_report(report),
             Pairs::Grouped { shadow, sink } => {
                 sink.into_report(report);
                 report.extra.insert(
                     "shadow_entries".into(),
-                    serde_json::Value::from(shadow.entries),
+                    serde_json::Value::from(shadow.undominated(table)),
                 );
             }
             Pairs::GroupedLog { sink, .. } => sink.into_report(report),
@@ -1968,5 +2038,143 @@ mod tests {
         );
         seen.sort();
         assert_eq!(seen, vec![28, 29]);
+    }
+
+    /// One access of [`shadow_logs_agree_with_the_history`]: thread, lockset (bits of
+    /// `LOCK_POOL`).
+    type Acc = (u32, u8);
+
+    /// Locks on both sides of the masks' exact range.
+    const LOCK_POOL: [u32; 6] = [0, 1, 2, 30, 31, 40];
+
+    fn lockset_of(table: &mut LocksetTable, bits: u8) -> LsId {
+        let mut ls = LocksetTable::EMPTY;
+        for (i, &l) in LOCK_POOL.iter().enumerate() {
+            if bits & (1 << i) != 0 {
+                ls = table.with(ls, LockId(l));
+            }
+        }
+        ls
+    }
+
+    /// The accesses of `history` (as (index, thread, lockset)) that none later dominates
+    /// ([`Pruner`]), straight from the definition.
+    fn undominated_by_definition(
+        table: &LocksetTable,
+        history: &[(u64, u32, LsId)],
+        clockless: bool,
+    ) -> Vec<u64> {
+        let mut kept = Vec::new();
+        for (i, &(index, u, ls)) in history.iter().enumerate() {
+            let subs = history[i + 1..].iter().filter(|g| table.subset(g.2, ls));
+            let threads: std::collections::BTreeSet<u32> = subs.map(|g| g.1).collect();
+            let dominated = threads.contains(&u)
+                || (clockless && threads.iter().filter(|&&v| v != u).count() >= 2);
+            if !dominated {
+                kept.push(index);
+            }
+        }
+        kept
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// A site's log, pruned only when full, answers every check as the whole history
+        /// would (the latest racing access, by index), and pruned at the end holds exactly
+        /// the undominated accesses. Threads up to 19 (beyond the pruner's buckets), locks
+        /// beyond the exact mask range, and accesses sorted by lockset size, so that a
+        /// thread keeps more than a bucket holds.
+        #[test]
+        fn shadow_logs_agree_with_the_history(
+            clockless in proptest::bool::ANY,
+            accesses in proptest::collection::vec(
+                proptest::prop_oneof![
+                    (0u32..4, 0u8..64),
+                    (0u32..20, 0u8..64),
+                    (0u32..2, 0u8..8),
+                ],
+                1..120,
+            ),
+            queries in proptest::collection::vec((0u32..20, 0u8..64, 0u32..120), 1..8),
+            by_size in proptest::bool::ANY,
+        ) {
+            let mut accesses: Vec<Acc> = accesses;
+            if by_size {
+                // Locksets never smaller later: none dominates an earlier access of its
+                // thread, so a thread keeps many (more than a bucket holds).
+                accesses.sort_by_key(|a| a.1.count_ones());
+            }
+            let mut table = LocksetTable::new();
+            let mut pruner = Pruner::default();
+            let mut site = ShadowSite {
+                loc: LocId(0),
+                write: true,
+                threads: 0,
+                entries: SmallVec::new(),
+                groups: NIL,
+            };
+            let mut history: Vec<(u64, u32, LsId)> = Vec::new();
+            let mut peak = 0;
+            // Each access's local time: its index (so per thread increasing).
+            for (i, &(thread, bits)) in accesses.iter().enumerate() {
+                let ls = lockset_of(&mut table, bits);
+                let index = i as u64;
+                // Checks before the push: every query's latest racing access.
+                for &(t, qbits, known) in &queries {
+                    let qls = lockset_of(&mut table, qbits);
+                    // A clock that knows every access of each thread up to `known` (with
+                    // clocks only), as time = index.
+                    let unknown = |u: u32, time: u32| {
+                        clockless || time > known.wrapping_add(u) % 120
+                    };
+                    let races = |u: u32, time: u32, els: LsId| {
+                        u != t && unknown(u, time) && table.disjoint(els, qls)
+                    };
+                    let by_log = site
+                        .entries
+                        .iter()
+                        .rev()
+                        .find(|e| races(e.thread, e.time, e.ls))
+                        .map(|e| e.index);
+                    let by_history = history
+                        .iter()
+                        .rev()
+                        .find(|a| races(a.1, a.0 as u32, a.2))
+                        .map(|a| a.0);
+                    proptest::prop_assert_eq!(by_log, by_history);
+                }
+                let entry = ShadowEntry {
+                    ls,
+                    time: if clockless { 0 } else { i as u32 },
+                    index,
+                    thread,
+                    mask: table.mask(ls),
+                };
+                if clockless {
+                    log_access::<true>(&mut site, &mut pruner, &table, entry);
+                } else {
+                    log_access::<false>(&mut site, &mut pruner, &table, entry);
+                }
+                history.push((index, thread, ls));
+                // Bounded: the log's room is at most 8/3 of the most undominated accesses
+                // the site has had (the pruning keeps them all and grows the room to twice
+                // its size only when they fill more than three quarters of it).
+                let undominated = undominated_by_definition(&table, &history, clockless);
+                peak = peak.max(undominated.len());
+                proptest::prop_assert!(3 * site.entries.capacity() <= 8 * peak);
+            }
+            let v = site.entries.as_mut_slice();
+            let kept = if clockless {
+                pruner.prune::<true>(v, &table)
+            } else {
+                pruner.prune::<false>(v, &table)
+            };
+            let logged: Vec<u64> = site.entries[..kept].iter().map(|e| e.index).collect();
+            proptest::prop_assert_eq!(logged, undominated_by_definition(&table, &history, clockless));
+            // The pruner's buckets are empty again.
+            proptest::prop_assert!(pruner.len.iter().all(|&n| n == 0));
+            proptest::prop_assert!(pruner.masks.iter().flatten().all(|&m| m == u32::MAX));
+        }
     }
 }

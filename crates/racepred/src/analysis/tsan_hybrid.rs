@@ -200,7 +200,7 @@ impl Analysis for TsanHybrid {
 #[inline(never)]
 fn build_report(a: &mut TsanHybrid) -> RaceReport {
     let mut r = RaceReport::new("tsan-hybrid", ReportKind::Pairs);
-    a.pairs.into_report(&mut r);
+    a.pairs.into_report(&mut r, &a.hold.table);
     r.notes.push(
         "pairs: conflicting accesses with disjoint locksets, unordered by program order, \
          fork/join, volatile and sig/wait (not by locks)"

@@ -489,7 +489,7 @@ impl Analysis for W3po {
 #[inline(never)]
 fn build_report(a: &mut W3po) -> RaceReport {
     let mut r = RaceReport::new("w3po", ReportKind::Pairs);
-    a.pairs.into_report(&mut r);
+    a.pairs.into_report(&mut r, &a.hold.table);
     match a.history {
         None => r.notes.push(
             "mode: complete (full history of replaced events): every Lockset-W3 potential \
