@@ -693,8 +693,8 @@ impl GroupSink {
     }
 }
 
-/// One shadow entry: the latest access of a thread with a given lockset that no later
-/// access of the thread (at the same location, of the same kind) dominates.
+/// One shadow entry: an access in its site's log ([`Shadow`]; dominated ones stay until the
+/// log is pruned).
 #[derive(Clone, Copy, Debug)]
 struct ShadowEntry {
     ls: LsId,
@@ -879,7 +879,11 @@ impl Shadow {
             // Threads from 15 on share a bit of `threads`: never once one has entries here.
             let high = site.threads & thread_bit(15) != 0;
             // The other threads with entries not met known yet.
-            let mut pending = if high { 0 } else { site.threads & !thread_bit(t) };
+            let mut pending = if high {
+                0
+            } else {
+                site.threads & !thread_bit(t)
+            };
             for e in site.entries.iter().rev() {
                 if e.thread == t {
                     continue;
