@@ -1061,7 +1061,7 @@ impl Pruner {
         if CLOCKLESS {
             for k in (0..n).rev() {
                 let e = v[k];
-                let dominated = dominated_slow::<true>(&v[w..], &e, table);
+                let dominated = dominated::<true>(&v[w..], &e, table);
                 v[w - 1] = e;
                 w -= usize::from(!dominated);
             }
@@ -1079,7 +1079,7 @@ impl Pruner {
                     let b = &self.masks[t];
                     b.iter().fold(false, |d, &m| d | (m & !e.mask == 0))
                 } else {
-                    dominated_slow::<false>(&v[w..], &e, table)
+                    dominated::<false>(&v[w..], &e, table)
                 };
                 v[w - 1] = e;
                 w -= usize::from(!dominated);
@@ -1112,7 +1112,7 @@ impl Pruner {
 /// compared when their masks do not decide, stopping at the first dominating entry (or pair
 /// of entries).
 #[inline(always)]
-fn dominated_slow<const CLOCKLESS: bool>(
+fn dominated<const CLOCKLESS: bool>(
     later: &[ShadowEntry],
     e: &ShadowEntry,
     table: &LocksetTable,
@@ -1843,7 +1843,7 @@ impl Pairs {
     }
 
     /// [`Pairs::check`] without a clock, then the push of a clockless analysis (`lockset`:
-    /// its grouped shadow drops entries across threads too, see `push_clockless`).
+    /// its grouped shadow's logs drop entries dominated across threads too, see [`Shadow`]).
     #[inline]
     pub fn check_push_without_clock(
         &mut self,
