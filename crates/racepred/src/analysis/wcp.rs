@@ -44,10 +44,10 @@ use crate::trace::{Event, Names, Op, ThreadId};
 #[derive(Clone, Copy, Debug)]
 struct LogEntry {
     thread: ThreadId,
-    /// `C` at the acquire, in the arena.
-    acq: (u32, u32),
-    /// `H` at the release, in the arena (`None` while open).
-    rel: Option<(u32, u32)>,
+    /// `C` at the acquire, by place in the arena.
+    acq: u32,
+    /// `H` at the release, by place in the arena (`None` while open).
+    rel: Option<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -60,75 +60,94 @@ struct LockState {
 }
 
 /// Per (lock, variable): H at the latest release, per source thread, of a critical section
-/// that read (`r`) / wrote (`w`) the variable.
+/// that read (`r`) / wrote (`w`) the variable. Kept in [`Wcp::lockvars`], one slot per pair
+/// seen, so a critical section records its accesses by slot and its release finds them
+/// without hashing. The own entries rule (a) compares at every access (`w_own`, `r_own`)
+/// fill the first cache line; the stamps and the clocks' places in the arena follow.
 #[derive(Debug, Default)]
+#[repr(C, align(64))]
 struct LockVar {
-    r: Releases,
-    w: Releases,
+    w_own: [u32; INLINE],
+    r_own: [u32; INLINE],
     /// Critical-section ids that last recorded a read / write (dedupe).
     stamp_r: u64,
     stamp_w: u64,
+    w: Releases,
+    r: Releases,
 }
 
-/// Threads whose latest release time [`Releases`] also keeps inline.
-const OWN_INLINE: usize = 8;
+/// Threads whose times [`LockVar`] and [`VarClocks`] keep inline (compared eight at a time
+/// by [`greater8`]).
+const INLINE: usize = 8;
+const _: () = assert!(INLINE == 8, "greater8 compares eight times");
 
-/// The latest release per source thread of one (lock, variable, kind) ([`LockVar`]).
+/// The latest release per source thread of one (lock, variable, kind) ([`LockVar`]),
+/// beside its own entries (`LockVar::r_own` / `w_own`: per thread `u < INLINE` the own
+/// entry of its latest release, 0 without one; a release with own entry 0 is never ahead,
+/// so it would never be joined either).
 #[derive(Debug, Default)]
 struct Releases {
-    /// Per thread `u < OWN_INLINE`: `own` of its entry in `list`, 0 without one (a release
-    /// with own entry 0 is never ahead, so it would never be joined either). Rule (a)
-    /// looks here first and reads `list`, a cache miss away, only when some entry is ahead
-    /// (on the generated 10^7-event trace that read was 44% of rule (a)'s time).
-    own: [u32; OWN_INLINE],
-    /// Entries of threads `≥ OWN_INLINE` in `list`.
-    far: u32,
-    /// In order of each thread's first release.
-    list: Vec<Released>,
+    /// Per thread `u < INLINE`: the clock of its latest release, by place in the arena.
+    at: [u32; INLINE],
+    /// Threads `≥ INLINE`, in order of each one's first release.
+    far: Vec<Released>,
 }
 
 impl Releases {
     /// Joins into `p` (the WCP clock of thread `t`) the clock of every entry of another
-    /// thread whose own entry is ahead of `p`'s, in list order (clocks in `arena`).
+    /// thread whose own entry is ahead of `p`'s (clocks in `arena`). The order of the
+    /// joins does not matter: release clocks are HB clocks, so a release whose time a
+    /// joined clock knows is below that clock.
     #[inline]
-    fn join_ahead_into(&self, arena: &[u32], p: &mut VectorClock, t: ThreadId) {
-        let ahead =
-            (0..OWN_INLINE).any(|u| u != t.index() && self.own[u] > p.get(ThreadId(u as u32)));
-        if !ahead && self.far == 0 {
-            return; // no entry is ahead: the loop below would join nothing
+    fn join_ahead_into(
+        &self,
+        own: &[u32; INLINE],
+        arena: &[u32],
+        p: &mut VectorClock,
+        t: ThreadId,
+    ) {
+        let mut ahead = ahead_mask(own, p.as_slice());
+        if t.index() < INLINE {
+            ahead &= !(1 << t.index());
         }
-        for e in &self.list {
+        while ahead != 0 {
+            let u = ahead.trailing_zeros() as usize;
+            ahead &= ahead - 1;
+            if own[u] > p.get(ThreadId(u as u32)) {
+                Wcp::join_arena(arena, self.at[u], p);
+            }
+        }
+        for e in &self.far {
             if e.thread != t && e.own > p.get(e.thread) {
                 Wcp::join_arena(arena, e.clock, p);
             }
         }
     }
 
-    /// Records a release by `t`, own entry `own`, clock `clock` in the arena, as `t`'s
-    /// entry.
+    /// Records a release by `t`, own entry `own`, clock at `clock` in the arena, as `t`'s
+    /// entry (its own entry goes to `own_inline` when `t < INLINE`).
     #[inline]
-    fn record(&mut self, t: ThreadId, own: u32, clock: (u32, u32)) {
-        if t.index() < OWN_INLINE {
-            self.own[t.index()] = own;
+    fn record(&mut self, own_inline: &mut [u32; INLINE], t: ThreadId, own: u32, clock: u32) {
+        if t.index() < INLINE {
+            own_inline[t.index()] = own;
+            self.at[t.index()] = clock;
+            return;
         }
-        match self.list.iter_mut().find(|e| e.thread == t) {
+        match self.far.iter_mut().find(|e| e.thread == t) {
             Some(e) => {
                 e.clock = clock;
                 e.own = own;
             }
-            None => {
-                self.far += u32::from(t.index() >= OWN_INLINE);
-                self.list.push(Released {
-                    thread: t,
-                    own,
-                    clock,
-                })
-            }
+            None => self.far.push(Released {
+                thread: t,
+                own,
+                clock,
+            }),
         }
     }
 }
 
-/// H of a release by `thread`, with its own entry `own = clock[thread]` kept inline: rule
+/// H of a release by a thread `≥ INLINE`, with its own entry `own = clock[thread]`: rule
 /// (a) compares only that entry at every access, and joins the clock (a cache miss away)
 /// only when it is ahead. The clock is the release's, stored once in [`Wcp`]'s arena for
 /// the lock's log (a copy per (lock, variable) cost a cache miss per variable of the
@@ -137,8 +156,8 @@ impl Releases {
 struct Released {
     thread: ThreadId,
     own: u32,
-    /// (start, length) in the arena.
-    clock: (u32, u32),
+    /// Place in the arena.
+    clock: u32,
 }
 
 #[derive(Debug)]
@@ -146,14 +165,95 @@ struct OpenCs {
     lock: u32,
     id: u64,
     entry: usize,
+    /// Slots in [`Wcp::lockvars`] of the variables read (`false`) / written (`true`).
     accessed: Vec<(u32, bool)>,
 }
 
+/// Per variable: per thread, the H-time of its latest write / read. The first [`INLINE`]
+/// threads' are inline, so the check at an access reads one place.
 #[derive(Debug, Default)]
 struct VarClocks {
-    /// Per thread: H-time of the latest read / write.
-    r: VectorClock,
-    w: VectorClock,
+    w: [u32; INLINE],
+    r: [u32; INLINE],
+    /// Threads `≥ INLINE`: write and read times, indexed by thread minus `INLINE`.
+    far: Option<Box<[VectorClock; 2]>>,
+}
+
+impl VarClocks {
+    /// Whether a write (`writes`) or read time of another thread than `t` is ahead of `p`.
+    #[inline]
+    fn ahead(&self, writes: bool, p: &VectorClock, t: ThreadId) -> bool {
+        let c = if writes { &self.w } else { &self.r };
+        let mut m = ahead_mask(c, p.as_slice());
+        if t.index() < INLINE {
+            m &= !(1 << t.index());
+        }
+        m != 0
+            || self.far.as_ref().is_some_and(|far| {
+                let c = &far[usize::from(!writes)];
+                c.as_slice().iter().enumerate().any(|(i, &x)| {
+                    let u = ThreadId((i + INLINE) as u32);
+                    u != t && x > p.get(u)
+                })
+            })
+    }
+
+    /// Sets `t`'s write (`write`) or read time.
+    #[inline]
+    fn set(&mut self, write: bool, t: ThreadId, time: u32) {
+        if t.index() < INLINE {
+            let c = if write { &mut self.w } else { &mut self.r };
+            c[t.index()] = time;
+        } else {
+            let far = self.far.get_or_insert_with(Default::default);
+            far[usize::from(!write)].set(ThreadId(t.0 - INLINE as u32), time);
+        }
+    }
+}
+
+/// Bit `u` set where `c[u] > p[u]` (`p` zero past its end).
+#[inline]
+fn ahead_mask(c: &[u32; INLINE], p: &[u32]) -> u32 {
+    match p.first_chunk::<INLINE>() {
+        Some(p) => greater8(c, p),
+        None => {
+            let mut q = [0; INLINE];
+            q[..p.len()].copy_from_slice(p);
+            greater8(c, &q)
+        }
+    }
+}
+
+/// Bit `u` set where `a[u] > b[u]`.
+#[inline]
+fn greater8(a: &[u32; 8], b: &[u32; 8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SSE2 (every x86-64) compares signed: flipping the top bits makes it unsigned.
+        // SAFETY: both arrays hold 32 bytes; `loadu` takes any alignment.
+        unsafe {
+            let top = _mm_set1_epi32(i32::MIN);
+            let (a, b) = (a.as_ptr() as *const __m128i, b.as_ptr() as *const __m128i);
+            let lo = _mm_cmpgt_epi32(
+                _mm_xor_si128(_mm_loadu_si128(a), top),
+                _mm_xor_si128(_mm_loadu_si128(b), top),
+            );
+            let hi = _mm_cmpgt_epi32(
+                _mm_xor_si128(_mm_loadu_si128(a.add(1)), top),
+                _mm_xor_si128(_mm_loadu_si128(b.add(1)), top),
+            );
+            (_mm_movemask_ps(_mm_castsi128_ps(lo)) | _mm_movemask_ps(_mm_castsi128_ps(hi)) << 4)
+                as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        a.iter()
+            .zip(b)
+            .enumerate()
+            .fold(0, |m, (u, (x, y))| m | u32::from(x > y) << u)
+    }
 }
 
 /// Weak-causally-precedes.
@@ -162,9 +262,12 @@ pub struct Wcp {
     p: Vec<VectorClock>,
     hold: Holdings,
     locks: Vec<LockState>,
-    lockvar: FxHashMap<(u32, u32), LockVar>,
+    /// Slot in `lockvars` of each (lock, variable) accessed in a critical section.
+    lockvar: FxHashMap<(u32, u32), u32>,
+    lockvars: Vec<LockVar>,
     open: Vec<Vec<OpenCs>>,
     pool: Vec<Vec<(u32, bool)>>,
+    /// Clocks of acquires and releases, each as its length and its components.
     arena: Vec<u32>,
     next_cs: u64,
     vars: Vec<VarClocks>,
@@ -198,6 +301,7 @@ impl Wcp {
             hold: Holdings::new(),
             locks: Vec::new(),
             lockvar: FxHashMap::default(),
+            lockvars: Vec::new(),
             open: Vec::new(),
             pool: Vec::new(),
             arena: Vec::new(),
@@ -243,16 +347,25 @@ impl Wcp {
         &mut self.locks[l as usize]
     }
 
-    fn store(arena: &mut Vec<u32>, c: &[u32]) -> (u32, u32) {
-        let at = arena.len() as u32;
+    /// Stores `c` in the arena; returns its place.
+    fn store(arena: &mut Vec<u32>, c: &[u32]) -> u32 {
+        let at = u32::try_from(arena.len()).expect("WCP clock arena beyond 2^32 entries");
+        arena.push(c.len() as u32);
         arena.extend_from_slice(c);
-        (at, c.len() as u32)
+        at
+    }
+
+    /// The clock at `at` in the arena.
+    #[inline]
+    fn stored(arena: &[u32], at: u32) -> &[u32] {
+        let at = at as usize;
+        &arena[at + 1..at + 1 + arena[at] as usize]
     }
 
     /// `arena clock ⊑ C_t` where `C_t = P_t[t := H_t(t)]`.
     #[inline]
-    fn le_c(arena: &[u32], c: (u32, u32), t: ThreadId, h: &VectorClock, p: &VectorClock) -> bool {
-        let s = &arena[c.0 as usize..(c.0 + c.1) as usize];
+    fn le_c(arena: &[u32], c: u32, t: ThreadId, h: &VectorClock, p: &VectorClock) -> bool {
+        let s = Self::stored(arena, c);
         s.iter().enumerate().all(|(u, &x)| {
             let cu = if u == t.index() {
                 h.get(t)
@@ -264,8 +377,8 @@ impl Wcp {
     }
 
     #[inline]
-    fn join_arena(arena: &[u32], c: (u32, u32), v: &mut VectorClock) {
-        let s = &arena[c.0 as usize..(c.0 + c.1) as usize];
+    fn join_arena(arena: &[u32], c: u32, v: &mut VectorClock) {
+        let s = Self::stored(arena, c);
         for (u, &x) in s.iter().enumerate() {
             let u = ThreadId(u as u32);
             if x > v.get(u) {
@@ -347,10 +460,13 @@ impl Wcp {
         let h = &self.h[t.index()];
         let rel = Self::store(&mut self.arena, h.as_slice());
         let own = h.get(t);
-        for &(x, w) in &cs.accessed {
-            let lv = self.lockvar.entry((ev.target, x)).or_default();
-            let list = if w { &mut lv.w } else { &mut lv.r };
-            list.record(t, own, rel);
+        for &(slot, w) in &cs.accessed {
+            let lv = &mut self.lockvars[slot as usize];
+            if w {
+                lv.w.record(&mut lv.w_own, t, own, rel);
+            } else {
+                lv.r.record(&mut lv.r_own, t, own, rel);
+            }
         }
         let mut accessed = cs.accessed;
         accessed.clear();
@@ -369,10 +485,14 @@ impl Wcp {
         let p = &mut self.p[t.index()];
         let arena = &self.arena;
         for cs in self.open[t.index()].iter_mut() {
-            let lv = self.lockvar.entry((cs.lock, x)).or_default();
-            lv.w.join_ahead_into(arena, p, t);
+            let slot = *self.lockvar.entry((cs.lock, x)).or_insert_with(|| {
+                self.lockvars.push(LockVar::default());
+                u32::try_from(self.lockvars.len() - 1).expect("below 2^32 (lock, variable) pairs")
+            });
+            let lv = &mut self.lockvars[slot as usize];
+            lv.w.join_ahead_into(&lv.w_own, arena, p, t);
             if write {
-                lv.r.join_ahead_into(arena, p, t);
+                lv.r.join_ahead_into(&lv.r_own, arena, p, t);
             }
             let stamp = if write {
                 &mut lv.stamp_w
@@ -381,7 +501,7 @@ impl Wcp {
             };
             if *stamp != cs.id {
                 *stamp = cs.id;
-                cs.accessed.push((x, write));
+                cs.accessed.push((slot, write));
             }
         }
     }
@@ -398,18 +518,8 @@ impl Wcp {
         let (h, p) = (&self.h[t.index()], &self.p[t.index()]);
         let own = h.get(t);
         let vc = &mut self.vars[x as usize];
-        let ahead = |c: &VectorClock| {
-            c.as_slice()
-                .iter()
-                .enumerate()
-                .any(|(u, &x)| u != t.index() && x > p.get(ThreadId(u as u32)))
-        };
-        let racy = ahead(&vc.w) || (write && ahead(&vc.r));
-        if write {
-            vc.w.set(t, own);
-        } else {
-            vc.r.set(t, own);
-        }
+        let racy = vc.ahead(true, p, t) || (write && vc.ahead(false, p, t));
+        vc.set(write, t, own);
         if racy {
             self.racy.push(index, ev);
         }
@@ -541,6 +651,21 @@ mod tests {
             .pair_set()
             .into_iter()
             .collect()
+    }
+
+    proptest::proptest! {
+        /// The vector comparison of eight times is the unsigned one, bit by bit, also for
+        /// times from 2^31 on (signed lanes) and for clocks shorter than eight.
+        #[test]
+        fn ahead_mask_compares_unsigned(
+            c in proptest::array::uniform8(proptest::prop_oneof![0u32..4, proptest::num::u32::ANY]),
+            p in proptest::collection::vec(proptest::prop_oneof![0u32..4, proptest::num::u32::ANY], 0..12),
+        ) {
+            let want = (0..INLINE).fold(0, |m, u| {
+                m | u32::from(c[u] > p.get(u).copied().unwrap_or(0)) << u
+            });
+            proptest::prop_assert_eq!(ahead_mask(&c, &p), want);
+        }
     }
 
     #[test]
