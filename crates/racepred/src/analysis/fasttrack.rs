@@ -63,8 +63,7 @@ impl FastTrackAccesses {
         self.vars.resize(x + 1, VarState::default());
     }
 
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn racy(&mut self, index: u64, ev: &Event) {
         self.racy.push(index, ev);
     }
@@ -85,7 +84,7 @@ impl FastTrackAccesses {
 }
 
 impl<C: Clock> Accesses<C> for FastTrackAccesses {
-    #[inline]
+    #[inline(always)]
     fn read(&mut self, index: u64, ev: &Event, c: &C) {
         let x = ev.target as usize;
         let now = Epoch::new(ev.thread, c.get(ev.thread));
@@ -110,7 +109,7 @@ impl<C: Clock> Accesses<C> for FastTrackAccesses {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, index: u64, ev: &Event, c: &C) {
         let x = ev.target as usize;
         let now = Epoch::new(ev.thread, c.get(ev.thread));

@@ -295,15 +295,14 @@ pub struct Djit {
 }
 
 impl Djit {
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn racy(&mut self, index: u64, ev: &Event) {
         self.racy.push(index, ev);
     }
 }
 
 impl<C: Clock> Accesses<C> for Djit {
-    #[inline]
+    #[inline(always)]
     fn read(&mut self, index: u64, ev: &Event, c: &C) {
         let (x, t) = (ev.target as usize, ev.thread);
         if !self.clocks.covered_then_set(x, 0..1, c, 1, t, c.get(t)) {
@@ -311,7 +310,7 @@ impl<C: Clock> Accesses<C> for Djit {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn write(&mut self, index: u64, ev: &Event, c: &C) {
         let (x, t) = (ev.target as usize, ev.thread);
         if !self.clocks.covered_then_set(x, 0..2, c, 0, t, c.get(t)) {
