@@ -223,12 +223,21 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
             }
             // As many lines as the fast path takes, then one line the general way.
             let first_line = self.lines.line() + 1;
+            let (max_line, byte) = (self.lines.max_line(), self.lines.consumed());
+            let events = self.events;
+            let lines = self.lines.complete_lines().map_err(|e| {
+                e.at(Position {
+                    line: first_line,
+                    byte,
+                    event: Some(events),
+                })
+            })?;
             let run = self.format.fast_lines(
-                self.lines.complete_lines(),
+                lines,
                 &mut self.names,
                 first_line,
                 max - block.events.len(),
-                self.lines.max_line(),
+                max_line,
                 &mut block.events,
             );
             if run.lines > 0 {
