@@ -63,11 +63,6 @@ impl FastTrackAccesses {
         self.vars.resize(x + 1, VarState::default());
     }
 
-    #[inline]
-    fn racy(&mut self, index: u64, ev: &Event) {
-        self.racy.push(index, ev);
-    }
-
     #[cold]
     #[inline(never)]
     fn promote<C: Clock>(&mut self, x: usize, old: Epoch, c: &C, ev: &Event) {
@@ -96,7 +91,7 @@ impl<C: Clock> Accesses<C> for FastTrackAccesses {
             return; // [READ SHARED SAME EPOCH]
         }
         if !epoch_le(s.w, c) {
-            self.racy(index, ev);
+            self.racy.push(index, ev);
         }
         if s.r != shared() {
             if epoch_le(s.r, c) {
@@ -125,7 +120,7 @@ impl<C: Clock> Accesses<C> for FastTrackAccesses {
             self.shared[x].clear();
         }
         if racy {
-            self.racy(index, ev);
+            self.racy.push(index, ev);
         }
         // PACER's variant: the read map is cleared at every write.
         self.vars[x] = VarState {

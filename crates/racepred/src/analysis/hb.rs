@@ -294,19 +294,12 @@ pub struct Djit {
     racy: RacyLog,
 }
 
-impl Djit {
-    #[inline]
-    fn racy(&mut self, index: u64, ev: &Event) {
-        self.racy.push(index, ev);
-    }
-}
-
 impl<C: Clock> Accesses<C> for Djit {
     #[inline(always)]
     fn read(&mut self, index: u64, ev: &Event, c: &C) {
         let (x, t) = (ev.target as usize, ev.thread);
         if !self.clocks.covered_then_set(x, 0..1, c, 1, t, c.get(t)) {
-            self.racy(index, ev);
+            self.racy.push(index, ev);
         }
     }
 
@@ -314,7 +307,7 @@ impl<C: Clock> Accesses<C> for Djit {
     fn write(&mut self, index: u64, ev: &Event, c: &C) {
         let (x, t) = (ev.target as usize, ev.thread);
         if !self.clocks.covered_then_set(x, 0..2, c, 0, t, c.get(t)) {
-            self.racy(index, ev);
+            self.racy.push(index, ev);
         }
     }
 

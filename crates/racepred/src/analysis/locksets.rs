@@ -948,12 +948,9 @@ impl Shadow {
         let mut n = 0;
         for var in &mut self.vars {
             for site in var.sites.iter_mut() {
-                let v = site.entries.as_mut_slice();
-                let kept = if clockless {
-                    self.pruner.prune::<true>(v, table)
-                } else {
-                    self.pruner.prune::<false>(v, table)
-                };
+                let kept = self
+                    .pruner
+                    .prune_by(clockless, site.entries.as_mut_slice(), table);
                 site.entries.truncate(kept);
                 n += kept;
             }
@@ -1043,6 +1040,15 @@ impl Pruner {
         entries.truncate(kept);
         if 4 * kept > 3 * cap {
             entries.reserve_exact(2 * cap - kept);
+        }
+    }
+
+    /// [`Pruner::prune`] with the domination rule chosen at run time.
+    fn prune_by(&mut self, clockless: bool, v: &mut [ShadowEntry], table: &LocksetTable) -> usize {
+        if clockless {
+            self.prune::<true>(v, table)
+        } else {
+            self.prune::<false>(v, table)
         }
     }
 
@@ -2168,12 +2174,7 @@ mod tests {
                 peak = peak.max(undominated.len());
                 proptest::prop_assert!(3 * site.entries.capacity() <= 8 * peak);
             }
-            let v = site.entries.as_mut_slice();
-            let kept = if clockless {
-                pruner.prune::<true>(v, &table)
-            } else {
-                pruner.prune::<false>(v, &table)
-            };
+            let kept = pruner.prune_by(clockless, site.entries.as_mut_slice(), &table);
             let logged: Vec<u64> = site.entries[..kept].iter().map(|e| e.index).collect();
             proptest::prop_assert_eq!(logged, undominated_by_definition(&table, &history, clockless));
             // The pruner's buckets are empty again.

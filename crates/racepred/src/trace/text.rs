@@ -223,15 +223,9 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
             }
             // As many lines as the fast path takes, then one line the general way.
             let first_line = self.lines.line() + 1;
-            let (max_line, byte) = (self.lines.max_line(), self.lines.consumed());
-            let events = self.events;
-            let lines = self.lines.complete_lines().map_err(|e| {
-                e.at(Position {
-                    line: first_line,
-                    byte,
-                    event: Some(events),
-                })
-            })?;
+            // A read error comes with its position, as from `next_line`.
+            let max_line = self.lines.max_line();
+            let lines = self.lines.complete_lines()?;
             let run = self.format.fast_lines(
                 lines,
                 &mut self.names,
