@@ -179,10 +179,25 @@ impl Analysis for TsanHybrid {
                 let (t, w) = (ev.thread, ev.is_write());
                 let (table, ls) = (&self.hold.table, self.hold.lockset(t));
                 let clock = &self.clocks.threads[t.index()];
-                self.pairs.check(table, ls, Some(clock), w, index, ev);
-                self.pairs.push(table, ls, clock.get(t), index, ev);
+                self.pairs
+                    .check_push(table, ls, clock, clock.get(t), w, index, ev);
             }
             _ => {}
+        }
+    }
+
+    /// With the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]; not as a shard,
+    /// whose variables are renumbered).
+    ///
+    /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        let ahead =
+            self.shard.is_whole() && self.pairs.shadow().is_some_and(|s| s.wants_prefetch());
+        for (i, ev) in events.iter().enumerate() {
+            if ahead {
+                self.pairs.prefetch_ahead(&events[i + 1..]);
+            }
+            self.on_event(first + i as u64, ev, Side::default());
         }
     }
 

@@ -263,8 +263,7 @@ impl W3po {
         let ls = self.hold.lockset(t);
         let v = &self.clocks[t.index()];
         let table = &self.hold.table;
-        self.pairs.check(table, ls, Some(v), true, index, ev);
-        self.pairs.push(table, ls, time, index, ev);
+        self.pairs.check_push(table, ls, v, time, true, index, ev);
         if x.index() >= self.last_write.len() {
             self.last_write
                 .resize_with(x.index() + 1, LastWrite::default);
@@ -311,8 +310,7 @@ impl W3po {
         // first in the reordering): earlier writes still W3-unordered after the WRD edge.
         let v = &self.clocks[t.index()];
         let table = &self.hold.table;
-        self.pairs.check(table, ls, Some(v), false, index, ev);
-        self.pairs.push(table, ls, time, index, ev);
+        self.pairs.check_push(table, ls, v, time, false, index, ev);
     }
 
     /// Joins a stored (thread, time, clock) edge source into `t`'s clock if it is news.
