@@ -863,7 +863,7 @@ impl Shadow {
     /// [`Shadow::check`] with clock `clock`, then [`Shadow::push`] of the access at local
     /// time `time`, with one lookup of its site (`tsan-hybrid`, `w3po`).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn check_push(
         &mut self,
         sink: &mut GroupSink,
@@ -2031,7 +2031,7 @@ impl Pairs {
     /// [`Pairs::check`] with clock `clock`, then [`Pairs::push`] at local time `time`: in
     /// the grouped shadow with one lookup of the access's site.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn check_push(
         &mut self,
         table: &LocksetTable,

@@ -156,6 +156,43 @@ impl Analysis for TsanHybrid {
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+        self.event::<false>(index, ev);
+    }
+
+    /// With the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]; not as a shard,
+    /// whose variables are renumbered).
+    ///
+    /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
+    fn on_events(&mut self, first: u64, events: &[Event]) {
+        if !self.shard.is_whole() {
+            for (i, ev) in events.iter().enumerate() {
+                self.event::<false>(first + i as u64, ev);
+            }
+            return;
+        }
+        let ahead = self.pairs.shadow().is_some_and(|s| s.wants_prefetch());
+        for (i, ev) in events.iter().enumerate() {
+            if ahead {
+                self.pairs.prefetch_ahead(&events[i + 1..]);
+            }
+            self.event::<true>(first + i as u64, ev);
+        }
+    }
+
+    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
+        self.shard = shard;
+        self.pairs.is_grouped()
+    }
+
+    fn finish(&mut self, _names: &Names) -> RaceReport {
+        build_report(self)
+    }
+}
+
+impl TsanHybrid {
+    /// One event; `WHOLE`: not run as a shard (no look at an access's shard).
+    #[inline(never)]
+    fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
         if ev.op == Op::Fork && ev.other_thread() == ev.thread {
             return; // ill-formed self-fork: ignore
         }
@@ -171,11 +208,17 @@ impl Analysis for TsanHybrid {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
-                // Another shard's variable: only a step of the thread's time.
-                let Some(ev) = self.shard.view(ev) else {
-                    return;
+                let seen;
+                let ev = if WHOLE {
+                    ev
+                } else {
+                    // Another shard's variable: only a step of the thread's time.
+                    let Some(v) = self.shard.view(ev) else {
+                        return;
+                    };
+                    seen = v;
+                    &seen
                 };
-                let ev = &ev;
                 let (t, w) = (ev.thread, ev.is_write());
                 let (table, ls) = (&self.hold.table, self.hold.lockset(t));
                 let clock = &self.clocks.threads[t.index()];
@@ -184,30 +227,6 @@ impl Analysis for TsanHybrid {
             }
             _ => {}
         }
-    }
-
-    /// With the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]; not as a shard,
-    /// whose variables are renumbered).
-    ///
-    /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
-    fn on_events(&mut self, first: u64, events: &[Event]) {
-        let ahead =
-            self.shard.is_whole() && self.pairs.shadow().is_some_and(|s| s.wants_prefetch());
-        for (i, ev) in events.iter().enumerate() {
-            if ahead {
-                self.pairs.prefetch_ahead(&events[i + 1..]);
-            }
-            self.on_event(first + i as u64, ev, Side::default());
-        }
-    }
-
-    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
-        self.shard = shard;
-        self.pairs.is_grouped()
-    }
-
-    fn finish(&mut self, _names: &Names) -> RaceReport {
-        build_report(self)
     }
 }
 
