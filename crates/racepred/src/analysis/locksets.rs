@@ -2046,7 +2046,11 @@ impl Pairs {
             Pairs::Grouped { shadow, sink } => {
                 shadow.check_push(sink, table, ls, clock, time, reads, index, ev)
             }
-            _ => {
+            Pairs::GroupedLog { log, sink } => {
+                log.check(sink, table, ls, Some(clock), reads, index, ev);
+                log.push(ls, time, index, ev);
+            }
+            Pairs::All { .. } => {
                 self.check(table, ls, Some(clock), reads, index, ev);
                 self.push(table, ls, time, index, ev);
             }
