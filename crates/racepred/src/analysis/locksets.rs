@@ -1009,8 +1009,8 @@ impl Shadow {
     /// True when most checks so far looked at entries of other threads (the generated
     /// traces): then asking for the next accesses' variables and entries ahead pays. On real
     /// traces most variables are thread-local and the shadow is large, and asking ahead
-    /// costs more than it saves (`lockset` took 2.35 s instead of 1.80 s on
-    /// dacapo_lusearch_q2_t2 from binary).
+    /// costs more than it saves (asking always, `lockset` took 3.3 s of CPU instead of 2.4 s
+    /// on dacapo_lusearch_q2_t2 from binary: means of the lowest third of nine runs).
     #[inline]
     pub fn wants_prefetch(&self) -> bool {
         2 * self.shared > self.checks
