@@ -160,14 +160,13 @@ impl Analysis for Lockset {
     /// only its own accesses and the lock events (the others change nothing).
     fn on_events(&mut self, first: u64, events: &[Event]) {
         if self.shard.is_whole() {
-            let ahead = self.pairs.shadow().is_some_and(|s| s.wants_prefetch());
-            for (i, ev) in events.iter().enumerate() {
-                if ahead {
-                    self.pairs.prefetch_ahead(&events[i + 1..]);
-                }
-                self.event::<true>(first + i as u64, ev);
-            }
-            return;
+            return Pairs::run_looking_ahead(
+                self,
+                |a| &a.pairs,
+                first,
+                events,
+                Self::event::<true>,
+            );
         }
         let mut selected = std::mem::take(&mut self.selected);
         let sync = |op| matches!(op, Op::Acquire | Op::Release);

@@ -2011,6 +2011,27 @@ impl Pairs {
         }
     }
 
+    /// Runs `event` (an analysis's handling of one event, with its index) on each of
+    /// `events`, the first with index `first`, asking the grouped shadow of `pairs(a)` for
+    /// the next accesses ahead ([`Pairs::prefetch_ahead`]) when that pays
+    /// ([`Shadow::wants_prefetch`]).
+    #[inline(always)]
+    pub fn run_looking_ahead<A>(
+        a: &mut A,
+        pairs: impl Fn(&A) -> &Pairs,
+        first: u64,
+        events: &[Event],
+        mut event: impl FnMut(&mut A, u64, &Event),
+    ) {
+        let ahead = pairs(a).shadow().is_some_and(|s| s.wants_prefetch());
+        for (i, ev) in events.iter().enumerate() {
+            if ahead {
+                pairs(a).prefetch_ahead(&events[i + 1..]);
+            }
+            event(a, first + i as u64, ev);
+        }
+    }
+
     /// Asks the grouped shadow's cache ahead for the accesses among the events that follow
     /// the current one (`next[0]` is the next event; [`Shadow::wants_prefetch`]): the
     /// variable two events ahead, the newest entries of its sites one event ahead.

@@ -170,13 +170,7 @@ impl Analysis for TsanHybrid {
             }
             return;
         }
-        let ahead = self.pairs.shadow().is_some_and(|s| s.wants_prefetch());
-        for (i, ev) in events.iter().enumerate() {
-            if ahead {
-                self.pairs.prefetch_ahead(&events[i + 1..]);
-            }
-            self.event::<true>(first + i as u64, ev);
-        }
+        Pairs::run_looking_ahead(self, |a| &a.pairs, first, events, Self::event::<true>);
     }
 
     fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
