@@ -816,8 +816,6 @@ struct VarShadow {
 #[derive(Debug, Default)]
 pub struct Shadow {
     vars: Vec<VarShadow>,
-    /// (variable, site) of the access last checked.
-    cur: (usize, usize),
     /// Pushes are clockless ([`Shadow::check_push_without_clock`]): the domination rule.
     clockless: bool,
     /// Checks so far, and those of variables that other threads had accessed (which look
@@ -832,9 +830,9 @@ impl Shadow {
         Shadow::default()
     }
 
-    /// [`Shadow::check`] without a clock, then the access's push, for a shadow that only
+    /// The access's check without a clock, then its push, for a shadow that only
     /// takes clockless pushes (`lockset`), whose logs drop entries dominated across threads
-    /// too; a shadow takes either these or [`Shadow::push`], never both.
+    /// too; a shadow takes either these or [`Shadow::check_push`], never both.
     #[inline(always)]
     pub fn check_push_without_clock(
         &mut self,
@@ -845,23 +843,12 @@ impl Shadow {
         index: u64,
         ev: &Event,
     ) {
-        let (x, me) = self.check(sink, table, ls, None, reads, index, ev);
-        self.clockless = true;
-        let var = &mut self.vars[x];
-        var.threads |= thread_bit(ev.thread.0);
-        let site = &mut var.sites[me];
-        let entry = ShadowEntry {
-            ls,
-            time: 0,
-            index,
-            thread: ev.thread.0,
-            mask: table.mask(ls),
-        };
-        log_access::<true>(site, &mut self.pruner, table, entry);
+        self.check_and_log::<true>(sink, table, ls, None, 0, reads, index, ev);
     }
 
-    /// [`Shadow::check`] with clock `clock`, then [`Shadow::push`] of the access at local
-    /// time `time`, with one lookup of its site (`tsan-hybrid`, `w3po`).
+    /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`) with
+    /// the earlier accesses of its variable not known to `clock` (writes, and reads when
+    /// `reads` is set), then logs the access at local time `time` (`tsan-hybrid`, `w3po`).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn check_push(
@@ -875,7 +862,28 @@ impl Shadow {
         index: u64,
         ev: &Event,
     ) {
-        let (x, me) = self.check(sink, table, ls, Some(clock), reads, index, ev);
+        self.check_and_log::<false>(sink, table, ls, Some(clock), time, reads, index, ev);
+    }
+
+    /// [`Shadow::check`], then the access's push at the site the check found (one lookup);
+    /// `CLOCKLESS` (with no clock): the domination rule of clockless shadows.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn check_and_log<const CLOCKLESS: bool>(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        time: u32,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        let (x, me) = self.check(sink, table, ls, clock, reads, index, ev);
+        if CLOCKLESS {
+            self.clockless = true;
+        }
         let var = &mut self.vars[x];
         var.threads |= thread_bit(ev.thread.0);
         let entry = ShadowEntry {
@@ -885,19 +893,19 @@ impl Shadow {
             thread: ev.thread.0,
             mask: table.mask(ls),
         };
-        log_access::<false>(&mut var.sites[me], &mut self.pruner, table, entry);
+        log_access::<CLOCKLESS>(&mut var.sites[me], &mut self.pruner, table, entry);
     }
 
     /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`,
     /// clock `clock`, every access when `None`) with the earlier accesses of its variable:
-    /// writes, and reads when `reads` is set ([`Shadow::push`] logs it afterwards). Returns
+    /// writes, and reads when `reads` is set (the caller logs it afterwards). Returns
     /// the access's (variable, site). Always inlined, so that `lockset`'s
     /// [`Shadow::check_push_without_clock`] has no clock test left and finds its site for
     /// the push without a second lookup (a call, then a lookup, made it 7% slower on the
     /// generated trace and 12% on dacapo_lusearch_q2_t2).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn check(
+    fn check(
         &mut self,
         sink: &mut GroupSink,
         table: &LocksetTable,
@@ -915,7 +923,6 @@ impl Shadow {
         let me = site_of(&mut var.sites, ev);
         // One look at where the sites are (inline or on the heap), not one per use.
         let sites = var.sites.as_mut_slice();
-        self.cur = (x, me);
         // The push that follows reads this site's newest entry: ask for it now.
         prefetch(newest(&sites[me].entries));
         let t = ev.thread.0;
@@ -971,39 +978,6 @@ impl Shadow {
             }
         }
         (x, me)
-    }
-
-    /// The site of access `ev`: the one [`Shadow::check`] just found (same access), else a
-    /// lookup; notes `ev`'s thread among the variable's.
-    #[inline]
-    fn site_of_access<'a>(
-        vars: &'a mut Vec<VarShadow>,
-        cur: (usize, usize),
-        ev: &Event,
-    ) -> &'a mut ShadowSite {
-        let x = ev.var().index();
-        if x >= vars.len() {
-            vars.resize_with(x + 1, VarShadow::default);
-        }
-        let var = &mut vars[x];
-        var.threads |= thread_bit(ev.thread.0);
-        let sites = &mut var.sites;
-        let me = site_of_cached(sites, cur, x, ev);
-        &mut sites[me]
-    }
-
-    /// Logs the access `ev` (lockset `ls`, local time `time`) at its site.
-    #[inline]
-    pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
-        let site = Self::site_of_access(&mut self.vars, self.cur, ev);
-        let entry = ShadowEntry {
-            ls,
-            time,
-            index,
-            thread: ev.thread.0,
-            mask: table.mask(ls),
-        };
-        log_access::<false>(site, &mut self.pruner, table, entry);
     }
 
     /// True when most checks so far looked at entries of other threads (the generated
@@ -1067,7 +1041,7 @@ fn newest(entries: &SmallVec<[ShadowEntry; 1]>) -> *const u8 {
     entries.as_ptr().wrapping_add(entries.len().wrapping_sub(1)) as *const u8
 }
 
-/// Logs `entry` (the access, [`Shadow::push`]) at `site`; `CLOCKLESS`: the domination rule
+/// Logs `entry` (the access, [`Shadow::check_push`]) at `site`; `CLOCKLESS`: the domination rule
 /// of clockless shadows.
 #[inline(always)]
 fn log_access<const CLOCKLESS: bool>(
@@ -1538,7 +1512,7 @@ impl HistoryLog {
         }
     }
 
-    /// As [`Shadow::check`], over the visible accesses.
+    /// As the grouped shadow's check ([`Shadow::check_push`]), over the visible accesses.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn check(
@@ -1963,48 +1937,9 @@ impl Pairs {
         matches!(self, Pairs::Grouped { .. })
     }
 
-    /// The pairs of the current access `ev` with the earlier accesses of its variable
-    /// (writes, and reads when `reads` is set) that are unknown to `clock` (all when `None`)
-    /// and have a lockset disjoint from `ls`.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub fn check(
-        &mut self,
-        table: &LocksetTable,
-        ls: LsId,
-        clock: Option<&VectorClock>,
-        reads: bool,
-        index: u64,
-        ev: &Event,
-    ) {
-        match self {
-            Pairs::All { log, sink } => log.pairs_into(sink, table, ls, clock, reads, index, ev),
-            Pairs::Grouped { shadow, sink } => {
-                shadow.check(sink, table, ls, clock, reads, index, ev);
-            }
-            Pairs::GroupedLog { log, sink } => log.check(sink, table, ls, clock, reads, index, ev),
-        }
-    }
-
-    /// Logs the access `ev` with lockset `ls` at local time `time`.
-    #[inline]
-    pub fn push(&mut self, table: &LocksetTable, ls: LsId, time: u32, index: u64, ev: &Event) {
-        let a = Access {
-            index,
-            time,
-            ls,
-            loc: ev.loc,
-        };
-        match self {
-            Pairs::All { log, .. } => log.push(ev.var(), ev.thread, ev.is_write(), a),
-            Pairs::GroupedLog { log, .. } => log.push(ls, time, index, ev),
-            Pairs::Grouped { shadow, .. } => shadow.push(table, ls, time, index, ev),
-        }
-    }
-
     /// The grouped shadow, if that is how pairs are collected.
     #[inline]
-    pub fn shadow(&self) -> Option<&Shadow> {
+    fn shadow(&self) -> Option<&Shadow> {
         match self {
             Pairs::Grouped { shadow, .. } => Some(shadow),
             _ => None,
@@ -2049,8 +1984,10 @@ impl Pairs {
         }
     }
 
-    /// [`Pairs::check`] with clock `clock`, then [`Pairs::push`] at local time `time`: in
-    /// the grouped shadow with one lookup of the access's site.
+    /// The pairs of the current access `ev` with the earlier accesses of its variable
+    /// (writes, and reads when `reads` is set) that are unknown to `clock` and have a
+    /// lockset disjoint from `ls`; then the access is logged at local time `time` (in the
+    /// grouped shadow with one lookup of its site).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn check_push(
@@ -2063,23 +2000,12 @@ impl Pairs {
         index: u64,
         ev: &Event,
     ) {
-        match self {
-            Pairs::Grouped { shadow, sink } => {
-                shadow.check_push(sink, table, ls, clock, time, reads, index, ev)
-            }
-            Pairs::GroupedLog { log, sink } => {
-                log.check(sink, table, ls, Some(clock), reads, index, ev);
-                log.push(ls, time, index, ev);
-            }
-            Pairs::All { .. } => {
-                self.check(table, ls, Some(clock), reads, index, ev);
-                self.push(table, ls, time, index, ev);
-            }
-        }
+        self.check_and_push(table, ls, Some(clock), time, reads, index, ev);
     }
 
-    /// [`Pairs::check`] without a clock, then the push of a clockless analysis (`lockset`:
-    /// its grouped shadow's logs drop entries dominated across threads too, see [`Shadow`]).
+    /// [`Pairs::check_push`] without a clock (every earlier access is unordered), for a
+    /// clockless analysis (`lockset`: its grouped shadow's logs drop entries dominated across
+    /// threads too, see [`Shadow`]).
     #[inline(always)]
     pub fn check_push_without_clock(
         &mut self,
@@ -2089,13 +2015,40 @@ impl Pairs {
         index: u64,
         ev: &Event,
     ) {
+        self.check_and_push(table, ls, None, 0, reads, index, ev);
+    }
+
+    /// [`Pairs::check_push`] with the clock optional: `None` only for clockless analyses.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn check_and_push(
+        &mut self,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        time: u32,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
         match self {
-            Pairs::Grouped { shadow, sink } => {
-                shadow.check_push_without_clock(sink, table, ls, reads, index, ev)
+            Pairs::Grouped { shadow, sink } => match clock {
+                Some(c) => shadow.check_push(sink, table, ls, c, time, reads, index, ev),
+                None => shadow.check_push_without_clock(sink, table, ls, reads, index, ev),
+            },
+            Pairs::GroupedLog { log, sink } => {
+                log.check(sink, table, ls, clock, reads, index, ev);
+                log.push(ls, time, index, ev);
             }
-            _ => {
-                self.check(table, ls, None, reads, index, ev);
-                self.push(table, ls, 0, index, ev);
+            Pairs::All { log, sink } => {
+                log.pairs_into(sink, table, ls, clock, reads, index, ev);
+                let a = Access {
+                    index,
+                    time,
+                    ls,
+                    loc: ev.loc,
+                };
+                log.push(ev.var(), ev.thread, ev.is_write(), a);
             }
         }
     }
