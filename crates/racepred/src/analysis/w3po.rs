@@ -338,7 +338,9 @@ impl W3po {
             log.prefetch_slot(self.hold.lockset(e.thread), e);
         }
         if let Some(e) = access(1) {
-            log.prefetch_classes(self.hold.lockset(e.thread), e);
+            if let Some(v) = self.clocks.get(e.thread.index()) {
+                log.prefetch_classes(self.hold.lockset(e.thread), v, e);
+            }
         }
         if let Some(e) = access(0) {
             log.prefetch_neighbours(self.hold.lockset(e.thread), e);
