@@ -2146,6 +2146,38 @@ mod tests {
         }
     }
 
+    /// A (variable, thread) keeps one class per lockset however many it has (a short list,
+    /// then the table once it has more than [`SHORT_LIST`]), in order of their latest access.
+    #[test]
+    fn history_log_has_one_class_per_lockset() {
+        let mut table = LocksetTable::new();
+        let sets: Vec<LsId> = (0..7u8).map(|b| lockset_of(&mut table, b)).collect();
+        let mut log = HistoryLog::new(2);
+        let mut time = 0;
+        for round in 0..5 {
+            for (k, &ls) in sets.iter().enumerate() {
+                for loc in 0..2 {
+                    time += 1;
+                    let ev = Event::new(ThreadId(0), Op::Write, 3, LocId(loc + round % 2));
+                    log.push(ls, time, u64::from(time), &ev);
+                }
+                let classes = log.classes.len();
+                assert_eq!(classes, if round == 0 { k + 1 } else { sets.len() });
+            }
+        }
+        // The recency list: every class, latest first.
+        let head = log.vars[3].1[0];
+        assert_eq!(head.latest, time);
+        let mut c = head.class;
+        let mut seen = Vec::new();
+        while c != NIL {
+            seen.push(log.classes[c as usize].latest);
+            c = log.classes[c as usize].next;
+        }
+        assert_eq!(seen.len(), sets.len());
+        assert!(seen.windows(2).all(|w| w[0] > w[1]));
+    }
+
     #[test]
     fn table_interns_and_caches() {
         let mut t = LocksetTable::new();
