@@ -34,7 +34,7 @@ rapid_wcp_max=${RAPID_WCP_MAX:-1000000}
 big_traces="dacapo_lusearch_q2_t2 jgf_crypt_n200000_t4 jgf_raytracer_w10_t4"
 # `--jobs`: the analyses split by variable over threads, timed again with JOBS shards.
 jobs=${JOBS:-$(nproc)}
-sharded="lockset tsan-hybrid"
+sharded="lockset tsan-hybrid w3po"
 
 cargo build --release -q -p racepred-cli
 bin=$root/target/release/racepred
@@ -130,7 +130,8 @@ for n in $sizes; do
         if [ "$jobs" -gt 1 ]; then
             for a in $sharded; do
                 for f in "$std" "$rpb"; do
-                    measure "$bin" analyze -a "$a" -j "$jobs" "$f"
+                    # shellcheck disable=SC2046
+                    measure "$bin" analyze -a "$a" $(opts_of "$a") -j "$jobs" "$f"
                     row "analyze -a $a -j $jobs $(basename "$f")" "$n"
                 done
             done
@@ -155,7 +156,8 @@ if [ $quick = 0 ] && [ -d "$corpus" ]; then
         done
         if [ "$jobs" -gt 1 ]; then
             for a in $sharded; do
-                measure "$bin" analyze -a "$a" -j "$jobs" "$f"
+                # shellcheck disable=SC2046
+                measure "$bin" analyze -a "$a" $(opts_of "$a") -j "$jobs" "$f"
                 row "analyze -a $a -j $jobs $name.std.xz" "$n"
             done
         fi

@@ -207,7 +207,7 @@ pub struct AnalyzeArgs {
     /// location pair has a race.
     #[arg(long, visible_alias = "all-events")]
     pub all_pairs: bool,
-    /// lockset, tsan-hybrid (without --all-pairs): split the variables over N threads, each
+    /// lockset, tsan-hybrid, w3po (without --all-pairs): split the variables over N threads, each
     /// analysing the accesses of its share; the reports are the same for every N. Pays off
     /// when the analysis, not the reading, is the bottleneck and there is a core per thread
     /// plus one for the reader. Default: 1.

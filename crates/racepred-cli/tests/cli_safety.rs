@@ -477,8 +477,8 @@ fn racy_event_analyses_group_by_location_unless_all_pairs() {
     }
 }
 
-/// `--jobs N` splits lockset and tsan-hybrid over N threads by variable: the same report,
-/// byte for byte, for every N (other analyses run unsplit); `-j 0` is a usage error.
+/// `--jobs N` splits lockset, tsan-hybrid and w3po over N threads by variable: the same
+/// report, byte for byte, for every N (other analyses run unsplit); `-j 0` is a usage error.
 #[test]
 fn jobs_do_not_change_reports() {
     let d = dir("jobs");
@@ -500,7 +500,7 @@ fn jobs_do_not_change_reports() {
         ])
         .arg(&t));
     assert_eq!(code, 0, "{err}");
-    let analyze = |jobs: &str, json: bool| {
+    let analyze = |jobs: &str, json: bool, history: bool| {
         let mut c = bin();
         c.args([
             "analyze",
@@ -513,6 +513,11 @@ fn jobs_do_not_change_reports() {
             "-j",
             jobs,
         ]);
+        if history {
+            c.args(["-a", "w3po", "--history", "2"]);
+        } else {
+            c.args(["-a", "w3po"]);
+        }
         if json {
             c.arg("--json");
         }
@@ -520,14 +525,14 @@ fn jobs_do_not_change_reports() {
         assert_eq!(code, 1, "-j {jobs}: {err}");
         out
     };
-    for json in [false, true] {
-        let one = analyze("1", json);
+    for (json, history) in [(false, false), (true, false), (false, true), (true, true)] {
+        let one = analyze("1", json, history);
         assert!(
-            one.contains("lockset") && one.contains("tsan-hybrid"),
+            one.contains("lockset") && one.contains("tsan-hybrid") && one.contains("w3po"),
             "{one}"
         );
         for jobs in ["2", "5"] {
-            assert_eq!(analyze(jobs, json), one, "-j {jobs}");
+            assert_eq!(analyze(jobs, json, history), one, "-j {jobs}");
         }
     }
     let (code, _, err) = run(bin().args(["analyze", "-a", "lockset", "-j", "0"]).arg(&t));

@@ -9,11 +9,30 @@ use racepred::report::RaceReport;
 use racepred::trace::{LocId, Trace};
 
 /// The analyses `Plan` shards (in their default, grouped modes).
-const SHARDED: [AnalysisKind; 2] = [AnalysisKind::Lockset, AnalysisKind::TsanHybrid];
+const SHARDED: [AnalysisKind; 3] = [
+    AnalysisKind::Lockset,
+    AnalysisKind::TsanHybrid,
+    AnalysisKind::W3po,
+];
 
-/// The report of `kind` on `trace` with `jobs` shards, all on this thread.
-fn report(trace: &Trace, kind: AnalysisKind, jobs: usize) -> RaceReport {
-    let mut plan = Plan::new(&[kind], &AnalysisOptions::default(), jobs).unwrap();
+/// Each sharded analysis with its options: the default ones, and W3PO's bounded history
+/// (`--history h`) too.
+fn cases(h: usize) -> Vec<(AnalysisKind, AnalysisOptions)> {
+    let mut v: Vec<_> = SHARDED
+        .iter()
+        .map(|&k| (k, AnalysisOptions::default()))
+        .collect();
+    let history = AnalysisOptions {
+        history: Some(h),
+        ..AnalysisOptions::default()
+    };
+    v.push((AnalysisKind::W3po, history));
+    v
+}
+
+/// The report of `kind` with `opts` on `trace` with `jobs` shards, all on this thread.
+fn report(trace: &Trace, kind: AnalysisKind, opts: &AnalysisOptions, jobs: usize) -> RaceReport {
+    let mut plan = Plan::new(&[kind], opts, jobs).unwrap();
     let mut src = trace.source();
     let s = analysis::run(&mut src, &mut plan.analyses, Validation::Strict, |_, _| {}).unwrap();
     plan.finish(&trace.names, s.events).pop().unwrap()
@@ -62,12 +81,20 @@ proptest! {
         vars in 1u32..8,
         locs in proptest::collection::vec(0u8..4, 1..6),
         jobs in 2usize..5,
+        h in 0usize..3,
     ) {
         let t = with_locs(&from_actions(threads, vars, 3, &a), &locs);
-        for kind in SHARDED {
-            let one = report(&t, kind, 1);
-            let many = report(&t, kind, jobs);
-            prop_assert_eq!(content(&many), content(&one), "{} with {} shards", kind.name(), jobs);
+        for (kind, opts) in cases(h) {
+            let one = report(&t, kind, &opts, 1);
+            let many = report(&t, kind, &opts, jobs);
+            prop_assert_eq!(
+                content(&many),
+                content(&one),
+                "{} ({:?}) with {} shards",
+                kind.name(),
+                opts.history,
+                jobs
+            );
         }
     }
 }
@@ -84,9 +111,9 @@ fn sharded_threads_equal_one_thread() {
         ..racepred::gen::GenConfig::default()
     };
     let trace = racepred::gen::Generator::trace(g);
-    for kind in SHARDED {
+    for (kind, opts) in cases(4) {
         let run = |jobs| {
-            let mut plan = Plan::new(&[kind], &AnalysisOptions::default(), jobs).unwrap();
+            let mut plan = Plan::new(&[kind], &opts, jobs).unwrap();
             let mut src = trace.source();
             let s = analysis::run_pipelined(
                 &mut src,
@@ -107,8 +134,9 @@ fn sharded_threads_equal_one_thread() {
             assert_eq!(
                 content(&run(jobs)),
                 content(&one),
-                "{} with {jobs} shards",
-                kind.name()
+                "{} ({:?}) with {jobs} shards",
+                kind.name(),
+                opts.history
             );
         }
     }

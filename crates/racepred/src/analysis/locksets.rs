@@ -1550,16 +1550,19 @@ impl HistoryLog {
         let (sites, heads) = &mut self.vars[x];
         let me = site_of(sites, ev);
         self.cur = (x, me);
-        let t = ev.thread;
-        let known = |u: usize| clock.map_or(0, |c| c.get(ThreadId(u as u32)));
+        let t = ev.thread.index();
+        // The clock's entries looked up once (0 past its end; every access unknown
+        // without a clock).
+        let vc = clock.map_or(&[][..], |c| c.as_slice());
+        let known = |u: usize| vc.get(u).copied().unwrap_or(0);
         // An other thread's list to scan: one whose latest access is not known. (Most
         // variables of real programs are thread-local: nothing to scan.)
-        let unknown = |(u, h): (usize, &Head)| {
-            h.class != NIL && u != t.index() && (clock.is_none() || h.latest > known(u))
+        let unknown = |u: usize, h: &Head| {
+            h.class != NIL && u != t && (clock.is_none() || h.latest > known(u))
         };
-        if !heads.iter().enumerate().any(unknown) {
+        let Some(from) = heads.iter().enumerate().position(|(u, h)| unknown(u, h)) else {
             return;
-        }
+        };
         let done = &mut self.done;
         done.clear();
         done.resize(sites.len(), false);
@@ -1572,8 +1575,8 @@ impl HistoryLog {
                 done[s] = true;
             }
         }
-        for (u, head) in heads.iter().enumerate() {
-            if !unknown((u, head)) {
+        for (u, head) in heads.iter().enumerate().skip(from) {
+            if !unknown(u, head) {
                 continue;
             }
             let known = known(u);
@@ -1656,10 +1659,11 @@ impl HistoryLog {
         let Some((_, heads)) = self.vars.get(x) else {
             return;
         };
+        let vc = clock.as_slice();
         for (u, h) in heads.iter().enumerate() {
             // Its own thread's for the push, the others' when the check will look.
             let own = u == ev.thread.index();
-            if h.class != NIL && (own || h.latest > clock.get(ThreadId(u as u32))) {
+            if h.class != NIL && (own || h.latest > vc.get(u).copied().unwrap_or(0)) {
                 prefetch(&self.classes[h.class as usize] as *const HistClass as *const u8);
             }
         }
@@ -1956,9 +1960,10 @@ impl Pairs {
         }
     }
 
-    /// True for the grouped shadow ([`Pairs::Grouped`]), whose report splits by variable.
+    /// True for the grouped modes (the shadow or W3PO's bounded log), whose reports split
+    /// by variable.
     pub fn is_grouped(&self) -> bool {
-        matches!(self, Pairs::Grouped { .. })
+        matches!(self, Pairs::Grouped { .. } | Pairs::GroupedLog { .. })
     }
 
     /// The grouped shadow, if that is how pairs are collected.

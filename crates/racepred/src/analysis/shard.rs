@@ -19,11 +19,16 @@
 //! counts over variables and are summed. `tests/shard_props.rs` checks that sharded and
 //! unsharded reports are identical.
 //!
-//! Sharded ([`shardable`]): `lockset` and `tsan-hybrid` in their default, grouped modes,
-//! whose work per access (a scan of the variable's shadow entries) dwarfs the rest. Not the
-//! others: in SHB, WCP and W3PO accesses create order between threads (last-write edges,
-//! conflicting critical sections), so every shard would need every access; the pair-listing
-//! modes (`--all-pairs`, HBP/SHBP) cap and post-process their lists as a whole. `hb` and
+//! Sharded ([`shardable`]): `lockset`, `tsan-hybrid` and `w3po` in their default, grouped
+//! modes, whose work per access (a scan of the variable's shadow entries or bounded log)
+//! dwarfs the rest. In W3PO accesses also create order (the WRD edge from a variable's last
+//! write to a read), so each of its shards still processes every access for its clocks and
+//! last writes, and only checks and logs its own variables' accesses: on the generated
+//! 10^7-event trace three quarters of `w3po --history 4`'s work. A figure of the whole run
+//! that every shard computes alike (W3PO's weak-WCP joins, its history) only the first shard
+//! reports, and [`merge`] keeps it as it is. Not the others: in SHB and WCP the state that
+//! accesses order by (last writes, conflicting critical sections) is most of the work; the
+//! pair-listing modes (`--all-pairs`, HBP/SHBP) cap and post-process their lists as a whole. `hb` and
 //! `fasttrack` would shard correctly, but their work per access is a few comparisons: on
 //! the 2-core machine of the benchmarks, two `hb` shards took 0.42 s on the generated
 //! 10^7-event trace against 0.24 s for one thread (the copy of each event per shard and the
@@ -50,7 +55,7 @@ use crate::trace::{Event, Names, Op};
 /// True if `kind` with `opts` can run as shards ([`Shard`]).
 pub fn shardable(kind: AnalysisKind, opts: &AnalysisOptions) -> bool {
     match kind {
-        AnalysisKind::Lockset | AnalysisKind::TsanHybrid => !opts.all_pairs,
+        AnalysisKind::Lockset | AnalysisKind::TsanHybrid | AnalysisKind::W3po => !opts.all_pairs,
         _ => false,
     }
 }
@@ -146,6 +151,13 @@ impl VarShard {
         self.by.n == 1
     }
 
+    /// True for the first shard (and [`VarShard::WHOLE`]): the one that reports the figures
+    /// of the whole run (see [`merge`]).
+    #[inline]
+    pub fn is_first(self) -> bool {
+        self.k == 0
+    }
+
     /// Into `into`, the positions in `events` of the ones a shard needs: its own plain
     /// accesses and the events whose operation passes `sync`. Without a branch per event:
     /// the shard of an access is as good as random, and a branch on it, mispredicted half
@@ -223,6 +235,8 @@ impl Analysis for Shard<'_> {
 }
 
 /// The report of a whole analysis from the reports of its shards (see the module comment).
+/// A numeric figure that every shard reports is summed; one that only some report (the
+/// first shard's figures of the whole run) is taken from the first.
 pub fn merge(mut parts: Vec<RaceReport>) -> RaceReport {
     assert!(!parts.is_empty(), "no shard reports");
     if parts.len() == 1 {

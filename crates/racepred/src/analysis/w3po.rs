@@ -51,6 +51,7 @@
 //! `PAIR_LIMIT` listed, `extra.pairs_total` the exact count.
 
 use super::locksets::{Holdings, LsId, Pairs};
+use super::shard::VarShard;
 use super::tsan_hybrid::two;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
@@ -118,6 +119,9 @@ pub struct W3po {
     scratch: VectorClock,
     /// Weak-WCP joins performed (a figure for the report).
     rule_joins: u64,
+    /// The variables whose pairs it reports (all but when run as a shard: see
+    /// [`Analysis::restrict_to_shard`]).
+    shard: VarShard,
 }
 
 impl W3po {
@@ -143,6 +147,7 @@ impl W3po {
             pairs: Pairs::new(all, history.map(|n| n + 1)),
             scratch: VectorClock::new(),
             rule_joins: 0,
+            shard: VarShard::WHOLE,
         }
     }
 
@@ -262,8 +267,10 @@ impl W3po {
         let x = ev.var();
         let ls = self.hold.lockset(t);
         let v = &self.clocks[t.index()];
-        let table = &self.hold.table;
-        self.pairs.check_push(table, ls, v, time, true, index, ev);
+        if let Some(own) = self.shard.view(ev) {
+            let table = &self.hold.table;
+            self.pairs.check_push(table, ls, v, time, true, index, &own);
+        }
         if x.index() >= self.last_write.len() {
             self.last_write
                 .resize_with(x.index() + 1, LastWrite::default);
@@ -299,18 +306,23 @@ impl W3po {
                 self.clocks[t.index()].join_slice(&lw.clock);
                 self.weak_wcp(t, if check { Some(&mut other) } else { None });
                 if check && other.get(u) < wt {
-                    let lw = &self.last_write[x.index()];
-                    let first = Event::new(u, Op::Write, x.0, lw.loc);
-                    self.pairs.add_events(lw.index, first, index, *ev);
+                    if let Some(own) = self.shard.view(ev) {
+                        let lw = &self.last_write[x.index()];
+                        let first = Event::new(u, Op::Write, own.target, lw.loc);
+                        self.pairs.add_events(lw.index, first, index, own);
+                    }
                 }
                 self.scratch = other;
             }
         }
         // Def. 4.2 read-write pairs whose write comes first in the trace (the read runs
         // first in the reordering): earlier writes still W3-unordered after the WRD edge.
-        let v = &self.clocks[t.index()];
-        let table = &self.hold.table;
-        self.pairs.check_push(table, ls, v, time, false, index, ev);
+        if let Some(own) = self.shard.view(ev) {
+            let v = &self.clocks[t.index()];
+            let table = &self.hold.table;
+            self.pairs
+                .check_push(table, ls, v, time, false, index, &own);
+        }
     }
 
     /// Joins a stored (thread, time, clock) edge source into `t`'s clock if it is news.
@@ -333,17 +345,22 @@ impl W3po {
         let Some(log) = self.pairs.history_log() else {
             return;
         };
-        let access = |k: usize| next.get(k).filter(|e| e.is_access());
+        // The shard's own accesses, as it sees them.
+        let access = |k: usize| {
+            next.get(k)
+                .filter(|e| e.is_access())
+                .and_then(|e| self.shard.view(e))
+        };
         if let Some(e) = access(2) {
-            log.prefetch_slot(self.hold.lockset(e.thread), e);
+            log.prefetch_slot(self.hold.lockset(e.thread), &e);
         }
         if let Some(e) = access(1) {
             if let Some(v) = self.clocks.get(e.thread.index()) {
-                log.prefetch_classes(self.hold.lockset(e.thread), v, e);
+                log.prefetch_classes(self.hold.lockset(e.thread), v, &e);
             }
         }
         if let Some(e) = access(0) {
-            log.prefetch_neighbours(self.hold.lockset(e.thread), e);
+            log.prefetch_neighbours(self.hold.lockset(e.thread), &e);
         }
     }
 }
@@ -480,6 +497,15 @@ impl Analysis for W3po {
         }
     }
 
+    /// Shardable in the grouped modes: every shard still sees every access and keeps the
+    /// clocks, last writes and critical sections of all (accesses create W3 order: the WRD
+    /// edge), but checks and logs only its own variables' accesses, nearly all of the work
+    /// of `--history N`.
+    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
+        self.shard = shard;
+        self.pairs.is_grouped()
+    }
+
     fn finish(&mut self, _names: &Names) -> RaceReport {
         build_report(self)
     }
@@ -510,13 +536,17 @@ fn build_report(a: &mut W3po) -> RaceReport {
             "complete"
         }),
     );
-    if let Some(n) = a.history {
-        r.extra.insert("history".into(), serde_json::Value::from(n));
+    // Figures of the whole run, the same in every shard: only the first reports them
+    // (`shard::merge` keeps a figure some shards lack as the first reports it).
+    if a.shard.is_first() {
+        if let Some(n) = a.history {
+            r.extra.insert("history".into(), serde_json::Value::from(n));
+        }
+        r.extra.insert(
+            "weak_wcp_joins".into(),
+            serde_json::Value::from(a.rule_joins),
+        );
     }
-    r.extra.insert(
-        "weak_wcp_joins".into(),
-        serde_json::Value::from(a.rule_joins),
-    );
     r
 }
 
