@@ -49,6 +49,11 @@
 //! exactly the location pairs of the exhaustive one; in linear mode from the bounded log
 //! (the pairs of its visible accesses, grouped). With `--all-pairs` every pair: at most
 //! `PAIR_LIMIT` listed, `extra.pairs_total` the exact count.
+//!
+//! Threads (`-j N`, grouped modes only): split by variable ([`super::shard`]). Each shard
+//! follows every event for the clocks, last writes and critical sections (a read's last
+//! write orders, whichever shard owns the variable) and checks and logs only the accesses
+//! of its own variables.
 
 use super::locksets::{Holdings, LsId, Pairs};
 use super::shard::VarShard;
@@ -151,12 +156,18 @@ impl W3po {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn ensure_thread(&mut self, t: ThreadId) {
         if t.index() >= self.clocks.len() {
-            self.clocks.resize_with(t.index() + 1, VectorClock::new);
-            self.open.resize_with(t.index() + 1, Vec::new);
+            self.add_threads(t);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_threads(&mut self, t: ThreadId) {
+        self.clocks.resize_with(t.index() + 1, VectorClock::new);
+        self.open.resize_with(t.index() + 1, Vec::new);
     }
 
     /// Joins the arena clock of `cs` into `v`.
@@ -263,11 +274,22 @@ impl W3po {
         });
     }
 
-    fn write(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
+    /// The access `ev` as this analysis's pairs see it: itself (`WHOLE`: not run as a
+    /// shard), renumbered, or `None` for another shard's variable.
+    #[inline(always)]
+    fn own<const WHOLE: bool>(&self, ev: &Event) -> Option<Event> {
+        if WHOLE {
+            Some(*ev)
+        } else {
+            self.shard.view(ev)
+        }
+    }
+
+    fn write<const WHOLE: bool>(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
         let x = ev.var();
         let ls = self.hold.lockset(t);
         let v = &self.clocks[t.index()];
-        if let Some(own) = self.shard.view(ev) {
+        if let Some(own) = self.own::<WHOLE>(ev) {
             let table = &self.hold.table;
             self.pairs.check_push(table, ls, v, time, true, index, &own);
         }
@@ -281,11 +303,17 @@ impl W3po {
         lw.index = index;
         lw.loc = ev.loc;
         lw.ls = ls;
-        lw.clock.clear();
-        lw.clock.extend_from_slice(v.as_slice());
+        // In place when the length is the same (the usual case: no call into the vector).
+        let c = v.as_slice();
+        if lw.clock.len() == c.len() {
+            lw.clock.copy_from_slice(c);
+        } else {
+            lw.clock.clear();
+            lw.clock.extend_from_slice(c);
+        }
     }
 
-    fn read(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
+    fn read<const WHOLE: bool>(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
         let x = ev.var();
         let ls = self.hold.lockset(t);
         if let Some(lw) = self
@@ -306,7 +334,7 @@ impl W3po {
                 self.clocks[t.index()].join_slice(&lw.clock);
                 self.weak_wcp(t, if check { Some(&mut other) } else { None });
                 if check && other.get(u) < wt {
-                    if let Some(own) = self.shard.view(ev) {
+                    if let Some(own) = self.own::<WHOLE>(ev) {
                         let lw = &self.last_write[x.index()];
                         let first = Event::new(u, Op::Write, own.target, lw.loc);
                         self.pairs.add_events(lw.index, first, index, own);
@@ -317,7 +345,7 @@ impl W3po {
         }
         // Def. 4.2 read-write pairs whose write comes first in the trace (the read runs
         // first in the reordering): earlier writes still W3-unordered after the WRD edge.
-        if let Some(own) = self.shard.view(ev) {
+        if let Some(own) = self.own::<WHOLE>(ev) {
             let v = &self.clocks[t.index()];
             let table = &self.hold.table;
             self.pairs
@@ -341,7 +369,7 @@ impl W3po {
     /// The prefetch steps of [`W3po::on_events`] for the events that follow the current one
     /// (`next[0]` is the next event): each access's lockset is its thread's now.
     #[inline]
-    fn prefetch(&self, next: &[Event]) {
+    fn prefetch<const WHOLE: bool>(&self, next: &[Event]) {
         let Some(log) = self.pairs.history_log() else {
             return;
         };
@@ -349,7 +377,7 @@ impl W3po {
         let access = |k: usize| {
             next.get(k)
                 .filter(|e| e.is_access())
-                .and_then(|e| self.shard.view(e))
+                .and_then(|e| self.own::<WHOLE>(e))
         };
         if let Some(e) = access(2) {
             log.prefetch_slot(self.hold.lockset(e.thread), &e);
@@ -413,12 +441,10 @@ fn store_edge(v: &mut Vec<(ThreadId, u32, VectorClock)>, at: usize, t: ThreadId,
     e.2.copy_from(c);
 }
 
-impl Analysis for W3po {
-    fn name(&self) -> &'static str {
-        "w3po"
-    }
-
-    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+impl W3po {
+    /// One event; `WHOLE`: not run as a shard (no look at an access's shard).
+    #[inline(never)]
+    fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
         let t = ev.thread;
         self.ensure_thread(t);
         self.clocks[t.index()].increment(t);
@@ -426,8 +452,8 @@ impl Analysis for W3po {
         match ev.op {
             Op::Acquire => self.acquire(t, ev, time),
             Op::Release => self.release(t, ev, time),
-            Op::Write => self.write(index, ev, t, time),
-            Op::Read => self.read(index, ev, t, time),
+            Op::Write => self.write::<WHOLE>(index, ev, t, time),
+            Op::Read => self.read::<WHOLE>(index, ev, t, time),
             Op::Fork => {
                 let u = ev.other_thread();
                 if u != t {
@@ -476,6 +502,34 @@ impl Analysis for W3po {
         }
     }
 
+    /// [`Analysis::on_events`] for a whole analysis (`WHOLE`) or a shard.
+    fn run<const WHOLE: bool>(&mut self, first: u64, events: &[Event]) {
+        let ahead = self
+            .pairs
+            .history_log()
+            .is_some_and(|log| log.wants_prefetch());
+        for (i, ev) in events.iter().enumerate() {
+            if ahead {
+                self.prefetch::<WHOLE>(&events[i + 1..]);
+            }
+            self.event::<WHOLE>(first + i as u64, ev);
+        }
+    }
+}
+
+impl Analysis for W3po {
+    fn name(&self) -> &'static str {
+        "w3po"
+    }
+
+    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+        if self.shard.is_whole() {
+            self.event::<true>(index, ev);
+        } else {
+            self.event::<false>(index, ev);
+        }
+    }
+
     /// With a bounded history (`--history N`, grouped) whose accesses land in long lists of
     /// lockset classes ([`wants_prefetch`](super::locksets::HistoryLog::wants_prefetch)),
     /// each access reaches classes in memory no cache holds. The next accesses' are asked
@@ -485,15 +539,10 @@ impl Analysis for W3po {
     /// the first two steps (at two and one events ahead; at four and two, 3.5 s), and the
     /// third step saved another 8–10%.
     fn on_events(&mut self, first: u64, events: &[Event]) {
-        let ahead = self
-            .pairs
-            .history_log()
-            .is_some_and(|log| log.wants_prefetch());
-        for (i, ev) in events.iter().enumerate() {
-            if ahead {
-                self.prefetch(&events[i + 1..]);
-            }
-            self.on_event(first + i as u64, ev, Side::default());
+        if self.shard.is_whole() {
+            self.run::<true>(first, events);
+        } else {
+            self.run::<false>(first, events);
         }
     }
 
