@@ -30,7 +30,7 @@
 //! fork/join and sig/wait (Eraser has no happens-before). Re-entrant acquires nest; releases
 //! need not be LIFO.
 
-use super::locksets::{Holdings, LocksetTable, LsId, Pairs};
+use super::locksets::{run_looking_ahead, Holdings, LocksetTable, LsId, Pairs};
 use super::shard::VarShard;
 use super::{Analysis, Side};
 use crate::report::{RaceReport, RacyEvent, ReportKind};
@@ -160,13 +160,9 @@ impl Analysis for Lockset {
     /// only its own accesses and the lock events (the others change nothing).
     fn on_events(&mut self, first: u64, events: &[Event]) {
         if self.shard.is_whole() {
-            return Pairs::run_looking_ahead(
-                self,
-                |a| &a.pairs,
-                first,
-                events,
-                Self::event::<true>,
-            );
+            let ahead = self.pairs.shadow_wants_prefetch();
+            let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
+            return run_looking_ahead(self, ahead, first, events, prefetch, Self::event::<true>);
         }
         let mut selected = std::mem::take(&mut self.selected);
         let sync = |op| matches!(op, Op::Acquire | Op::Release);
@@ -201,16 +197,10 @@ impl Lockset {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
-                let seen;
-                let ev = if WHOLE {
-                    ev
-                } else {
-                    let Some(v) = self.shard.view(ev) else {
-                        return; // another shard's variable
-                    };
-                    seen = v;
-                    &seen
+                let Some(ev) = self.shard.own::<WHOLE>(ev) else {
+                    return; // another shard's variable
                 };
+                let ev = &ev;
                 let ls = self.hold.lockset(ev.thread);
                 let (table, w) = (&self.hold.table, ev.is_write());
                 self.pairs.check_push_without_clock(table, ls, w, index, ev);

@@ -1966,33 +1966,13 @@ impl Pairs {
         matches!(self, Pairs::Grouped { .. } | Pairs::GroupedLog { .. })
     }
 
-    /// The grouped shadow, if that is how pairs are collected.
+    /// True for the grouped shadow when asking its cache ahead pays
+    /// ([`Shadow::wants_prefetch`], [`Pairs::prefetch_ahead`]).
     #[inline]
-    fn shadow(&self) -> Option<&Shadow> {
+    pub fn shadow_wants_prefetch(&self) -> bool {
         match self {
-            Pairs::Grouped { shadow, .. } => Some(shadow),
-            _ => None,
-        }
-    }
-
-    /// Runs `event` (an analysis's handling of one event, with its index) on each of
-    /// `events`, the first with index `first`, asking the grouped shadow of `pairs(a)` for
-    /// the next accesses ahead ([`Pairs::prefetch_ahead`]) when that pays
-    /// ([`Shadow::wants_prefetch`]).
-    #[inline(always)]
-    pub fn run_looking_ahead<A>(
-        a: &mut A,
-        pairs: impl Fn(&A) -> &Pairs,
-        first: u64,
-        events: &[Event],
-        mut event: impl FnMut(&mut A, u64, &Event),
-    ) {
-        let ahead = pairs(a).shadow().is_some_and(|s| s.wants_prefetch());
-        for (i, ev) in events.iter().enumerate() {
-            if ahead {
-                pairs(a).prefetch_ahead(&events[i + 1..]);
-            }
-            event(a, first + i as u64, ev);
+            Pairs::Grouped { shadow, .. } => shadow.wants_prefetch(),
+            _ => false,
         }
     }
 
@@ -2109,6 +2089,27 @@ impl Pairs {
             }
             Pairs::GroupedLog { sink, .. } => sink.into_report(report),
         }
+    }
+}
+
+/// Runs `event` (an analysis `a`'s handling of one event, with its index) on each of
+/// `events`, the first with index `first`; when `ahead`, each event is preceded by
+/// `prefetch` of the events that follow it (`next[0]` is the next event), which asks the
+/// cache for what they will need.
+#[inline(always)]
+pub fn run_looking_ahead<A>(
+    a: &mut A,
+    ahead: bool,
+    first: u64,
+    events: &[Event],
+    prefetch: impl Fn(&A, &[Event]),
+    mut event: impl FnMut(&mut A, u64, &Event),
+) {
+    for (i, ev) in events.iter().enumerate() {
+        if ahead {
+            prefetch(a, &events[i + 1..]);
+        }
+        event(a, first + i as u64, ev);
     }
 }
 

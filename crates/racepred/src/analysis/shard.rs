@@ -145,6 +145,19 @@ impl VarShard {
         })
     }
 
+    /// [`VarShard::view`] for an analysis that knows at compile time whether it runs whole
+    /// (`WHOLE`: the shard is [`VarShard::WHOLE`], and the access is its own, unchanged,
+    /// with no look at its variable).
+    #[inline(always)]
+    pub fn own<const WHOLE: bool>(self, ev: &Event) -> Option<Event> {
+        if WHOLE {
+            debug_assert!(self.is_whole());
+            Some(*ev)
+        } else {
+            self.view(ev)
+        }
+    }
+
     /// True for [`VarShard::WHOLE`].
     #[inline]
     pub fn is_whole(self) -> bool {

@@ -27,7 +27,7 @@
 //! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
 //! kept by every correct reordering). Unsound in general.
 
-use super::locksets::{Holdings, Pairs};
+use super::locksets::{run_looking_ahead, Holdings, Pairs};
 use super::shard::VarShard;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
@@ -170,7 +170,9 @@ impl Analysis for TsanHybrid {
             }
             return;
         }
-        Pairs::run_looking_ahead(self, |a| &a.pairs, first, events, Self::event::<true>);
+        let ahead = self.pairs.shadow_wants_prefetch();
+        let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
+        run_looking_ahead(self, ahead, first, events, prefetch, Self::event::<true>);
     }
 
     fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
@@ -202,17 +204,11 @@ impl TsanHybrid {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
-                let seen;
-                let ev = if WHOLE {
-                    ev
-                } else {
-                    // Another shard's variable: only a step of the thread's time.
-                    let Some(v) = self.shard.view(ev) else {
-                        return;
-                    };
-                    seen = v;
-                    &seen
+                // Another shard's variable: only a step of the thread's time.
+                let Some(ev) = self.shard.own::<WHOLE>(ev) else {
+                    return;
                 };
+                let ev = &ev;
                 let (t, w) = (ev.thread, ev.is_write());
                 let (table, ls) = (&self.hold.table, self.hold.lockset(t));
                 let clock = &self.clocks.threads[t.index()];

@@ -55,7 +55,7 @@
 //! write orders, whichever shard owns the variable) and checks and logs only the accesses
 //! of its own variables.
 
-use super::locksets::{Holdings, LsId, Pairs};
+use super::locksets::{run_looking_ahead, Holdings, LsId, Pairs};
 use super::shard::VarShard;
 use super::tsan_hybrid::two;
 use super::{Analysis, Side};
@@ -274,22 +274,11 @@ impl W3po {
         });
     }
 
-    /// The access `ev` as this analysis's pairs see it: itself (`WHOLE`: not run as a
-    /// shard), renumbered, or `None` for another shard's variable.
-    #[inline(always)]
-    fn own<const WHOLE: bool>(&self, ev: &Event) -> Option<Event> {
-        if WHOLE {
-            Some(*ev)
-        } else {
-            self.shard.view(ev)
-        }
-    }
-
     fn write<const WHOLE: bool>(&mut self, index: u64, ev: &Event, t: ThreadId, time: u32) {
         let x = ev.var();
         let ls = self.hold.lockset(t);
         let v = &self.clocks[t.index()];
-        if let Some(own) = self.own::<WHOLE>(ev) {
+        if let Some(own) = self.shard.own::<WHOLE>(ev) {
             let table = &self.hold.table;
             self.pairs.check_push(table, ls, v, time, true, index, &own);
         }
@@ -334,7 +323,7 @@ impl W3po {
                 self.clocks[t.index()].join_slice(&lw.clock);
                 self.weak_wcp(t, if check { Some(&mut other) } else { None });
                 if check && other.get(u) < wt {
-                    if let Some(own) = self.own::<WHOLE>(ev) {
+                    if let Some(own) = self.shard.own::<WHOLE>(ev) {
                         let lw = &self.last_write[x.index()];
                         let first = Event::new(u, Op::Write, own.target, lw.loc);
                         self.pairs.add_events(lw.index, first, index, own);
@@ -345,7 +334,7 @@ impl W3po {
         }
         // Def. 4.2 read-write pairs whose write comes first in the trace (the read runs
         // first in the reordering): earlier writes still W3-unordered after the WRD edge.
-        if let Some(own) = self.own::<WHOLE>(ev) {
+        if let Some(own) = self.shard.own::<WHOLE>(ev) {
             let v = &self.clocks[t.index()];
             let table = &self.hold.table;
             self.pairs
@@ -377,7 +366,7 @@ impl W3po {
         let access = |k: usize| {
             next.get(k)
                 .filter(|e| e.is_access())
-                .and_then(|e| self.own::<WHOLE>(e))
+                .and_then(|e| self.shard.own::<WHOLE>(e))
         };
         if let Some(e) = access(2) {
             log.prefetch_slot(self.hold.lockset(e.thread), &e);
@@ -508,12 +497,8 @@ impl W3po {
             .pairs
             .history_log()
             .is_some_and(|log| log.wants_prefetch());
-        for (i, ev) in events.iter().enumerate() {
-            if ahead {
-                self.prefetch::<WHOLE>(&events[i + 1..]);
-            }
-            self.event::<WHOLE>(first + i as u64, ev);
-        }
+        let (prefetch, event) = (Self::prefetch::<WHOLE>, Self::event::<WHOLE>);
+        run_looking_ahead(self, ahead, first, events, prefetch, event);
     }
 }
 
