@@ -105,6 +105,8 @@ pub struct CsvFormat {
     pending_next: u8,
     seen_row: bool,
     scratch: Vec<u8>,
+    /// The fast path's row name (its location).
+    row: RowName,
 }
 
 impl Default for CsvFormat {
@@ -115,6 +117,7 @@ impl Default for CsvFormat {
             pending_next: 0,
             seen_row: false,
             scratch: Vec::new(),
+            row: RowName::default(),
         }
     }
 }
@@ -158,14 +161,14 @@ impl LineFormat for CsvFormat {
         if !self.seen_row || self.pending_next < self.pending_len {
             return FastRun::default();
         }
-        let mut digits = [0u8; 20];
+        let row = &mut self.row;
         FastRun::collect(buf, room, max_line, out, |s, k| {
             let (t, op, target, len) = fast_row(s, names)?;
             if len > max_line {
                 return None; // before interning: the general path reports it
             }
             let lineno = first_line + k as u64;
-            let loc = LocId(names.locs.intern(decimal(lineno, &mut digits)));
+            let loc = LocId(names.locs.intern_decimal(lineno, row.at(lineno)));
             Some((Event::new(t, op, target, loc), len))
         })
     }
@@ -181,17 +184,37 @@ impl LineFormat for CsvFormat {
     }
 }
 
-/// `n` in decimal, in `buf`.
-#[inline]
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
+/// The decimal name of a row number, kept by counting: the fast path's rows come one after
+/// the other, so the next name is the last one plus a carry, not a division per digit.
+#[derive(Default)]
+struct RowName {
+    n: u64,
+    /// `n` in decimal; empty until the first call.
+    text: String,
+}
+
+impl RowName {
+    /// `n` in decimal.
+    #[inline]
+    fn at(&mut self, n: u64) -> &str {
+        if self.n.checked_add(1) == Some(n) && !self.text.is_empty() {
+            let mut nines = 0;
+            while self.text.ends_with('9') {
+                self.text.pop();
+                nines += 1;
+            }
+            match self.text.pop() {
+                Some(d) => self.text.push(char::from(d as u8 + 1)),
+                None => self.text.push('1'),
+            }
+            self.text.extend(std::iter::repeat_n('0', nines));
+        } else if n != self.n || self.text.is_empty() {
+            use std::fmt::Write;
+            self.text.clear();
+            let _ = write!(self.text, "{n}");
         }
+        self.n = n;
+        &self.text
     }
 }
 
@@ -334,6 +357,23 @@ mod tests {
             end_newline in proptest::bool::ANY,
         ) {
             crate::trace::text::check_blocks_equal_events::<CsvFormat>(&lines, max, end_newline)?;
+        }
+    }
+
+    proptest::proptest! {
+        /// The counted row name is the row number in decimal, whatever the steps between rows
+        /// (one, none, several, back).
+        #[test]
+        fn row_name_counts_in_decimal(
+            start in proptest::prop_oneof![0u64..20, 90u64..110, 999_990u64..1_000_010, proptest::num::u64::ANY],
+            steps in proptest::collection::vec(proptest::prop_oneof![8 => proptest::strategy::Just(1u64), 1 => 0u64..3, 1 => 0u64..100_000], 1..200),
+        ) {
+            let mut row = RowName::default();
+            let mut n = start;
+            for step in steps {
+                proptest::prop_assert_eq!(row.at(n), n.to_string());
+                n = n.wrapping_add(step);
+            }
         }
     }
 
