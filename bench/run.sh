@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end CLI benchmark: wall time, events/s and peak memory of `racepred` per analysis, on
-# generated traces of 10^5–10^7 events (STD and binary) and on the largest real traces of
+# generated traces of 10^5–10^7 events (STD and binary; `stats` also from RoadRunner and CSV) and on the largest real traces of
 # ../shared/corpus/, and — when ../shared/peers/rapid is there — RAPID's figures for the same
 # engines on the same STD files in the same run, with the ratio.
 #
@@ -113,6 +113,14 @@ for n in $sizes; do
     row "stats gen8_$n.std" "$n"
     measure "$bin" stats "$rpb"
     row "stats gen8_$n.rpb" "$n"
+    # The other text readers, on the same events (CSV: a location per row).
+    for ext in rr csv; do
+        f=$out/gen8_$n.$ext
+        [ -f "$f" ] || "$bin" convert "$std" "$f"
+        cat "$f" >/dev/null # page cache
+        measure "$bin" stats "$f"
+        row "stats gen8_$n.$ext" "$n"
+    done
     for a in $analyses; do
         for f in "$std" "$rpb"; do
             # shellcheck disable=SC2046
