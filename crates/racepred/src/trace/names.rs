@@ -163,29 +163,56 @@ impl Interner {
     #[inline]
     pub fn intern(&mut self, name: &[u8]) -> u32 {
         if let Some(n) = self.numbered(name) {
-            if let Some(&id) = self.by_num.get(n) {
-                if id != u32::MAX {
-                    return id;
-                }
-            }
-            // Numbers at or past the limit may sit in the hash table (filed while the table
-            // was smaller); below it they are always direct.
-            if n as u64 >= DIRECT_LIMIT {
-                if let Some(id) = self.find_hashed(name) {
-                    return id;
-                }
-            }
-            if (n as u64) < DIRECT_LIMIT || n < 2 * self.ends.len() {
-                if n >= self.by_num.len() {
-                    self.by_num.resize(n + 1, u32::MAX);
-                }
-                let id = self.push(name);
-                self.by_num[n] = id;
+            if let Some(id) = self.intern_numbered(n, name, |i| i.push(name)) {
                 return id;
             }
         } else if let Some(id) = self.find_hashed(name) {
             return id;
         }
+        self.push_hashed(name)
+    }
+
+    /// The numbered name `name` (number `n`, this table's prefix): its id if it is interned
+    /// or belongs in the direct table (then filed there, its text added by `push`); `None`
+    /// for a new name that belongs in the hash table.
+    #[inline]
+    fn intern_numbered(
+        &mut self,
+        n: usize,
+        name: &[u8],
+        push: impl FnOnce(&mut Self) -> u32,
+    ) -> Option<u32> {
+        if let Some(&id) = self.by_num.get(n) {
+            if id != u32::MAX {
+                return Some(id);
+            }
+        }
+        // Numbers at or past the limit may sit in the hash table (filed while the table
+        // was smaller); below it they are always direct.
+        if n as u64 >= DIRECT_LIMIT {
+            if let Some(id) = self.find_hashed(name) {
+                return Some(id);
+            }
+        }
+        if (n as u64) >= DIRECT_LIMIT && n >= 2 * self.ends.len() {
+            return None;
+        }
+        let id = push(self);
+        // The usual case, the next number (a CSV trace's next row), without `resize`'s call
+        // and loop.
+        if n == self.by_num.len() {
+            self.by_num.push(id);
+        } else {
+            if n > self.by_num.len() {
+                self.by_num.resize(n + 1, u32::MAX);
+            }
+            self.by_num[n] = id;
+        }
+        Some(id)
+    }
+
+    /// Adds the new name `name` and files it in the hash table.
+    fn push_hashed(&mut self, name: &[u8]) -> u32 {
         let id = self.push(name);
         let Interner {
             text, ends, map, ..
@@ -228,36 +255,16 @@ impl Interner {
     #[inline]
     pub fn intern_decimal(&mut self, n: u64, name: &str) -> u32 {
         debug_assert_eq!(name, n.to_string());
-        // `intern` files a number of up to 7 digits in the direct table once the table's
-        // prefix is the empty one; anything else takes its path.
+        // `intern` takes a number of up to 7 digits as numbered once the table's prefix is
+        // the empty one; anything else takes its path.
         if n >= 10_000_000 || self.prefix.as_deref() != Some(&[][..]) {
             return self.intern(name.as_bytes());
         }
-        let i = n as usize;
-        if let Some(&id) = self.by_num.get(i) {
-            if id != u32::MAX {
-                return id;
-            }
+        let bytes = name.as_bytes();
+        match self.intern_numbered(n as usize, bytes, |i| i.push_str(name)) {
+            Some(id) => id,
+            None => self.push_hashed(bytes),
         }
-        if n >= DIRECT_LIMIT {
-            if let Some(id) = self.find_hashed(name.as_bytes()) {
-                return id;
-            }
-        }
-        if n < DIRECT_LIMIT || i < 2 * self.ends.len() {
-            let id = self.push_str(name);
-            // The usual case, the next row's number, without `resize`'s call and loop.
-            if i == self.by_num.len() {
-                self.by_num.push(id);
-            } else {
-                if i > self.by_num.len() {
-                    self.by_num.resize(i + 1, u32::MAX);
-                }
-                self.by_num[i] = id;
-            }
-            return id;
-        }
-        self.intern(name.as_bytes())
     }
 
     /// The id of an interned numbered name at the start of `s`, ended by the byte `term`:
