@@ -367,11 +367,12 @@ impl<'a> Problem<'a> {
         out
     }
 
-    /// The pair's (first location, second location, kind).
-    pub fn location_key(&self, (a, b): (usize, usize)) -> (u32, u32, u8) {
+    /// The pair's (first location, second location, kind), by variable too where a location
+    /// is missing (racepred's [`place`](racepred::report::place), as reports group pairs).
+    pub fn location_key(&self, (a, b): (usize, usize)) -> (u64, u64, u8) {
         (
-            self.ev[a].loc.0,
-            self.ev[b].loc.0,
+            racepred::report::place(&self.ev[a]),
+            racepred::report::place(&self.ev[b]),
             PairKind::of(&self.ev[a], &self.ev[b]) as u8,
         )
     }

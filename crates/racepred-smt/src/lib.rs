@@ -217,7 +217,7 @@ fn predict_with(
     let start = Instant::now();
     let deadline = cfg.budget.map(|b| start + b);
     let mut out = Outcome::default();
-    let mut found_locs: rustc_hash::FxHashSet<(u32, u32, u8)> = Default::default();
+    let mut found_locs: rustc_hash::FxHashSet<(u64, u64, u8)> = Default::default();
     let mut snapshot = Replayer::new(vt, cfg.kind.model());
     let mut pre = PreState::default();
     let n = vt.trace.len();

@@ -106,6 +106,13 @@ fn golden_rr() {
 #[test]
 fn golden_csv() {
     golden("golden.csv", Format::Csv);
+    // CSV events have no location; written as STD (`-`) they read back without one too.
+    let t = Trace::read_from(&mut *open(&fixture("golden.csv")).unwrap()).unwrap();
+    assert!(t.events.iter().all(|e| e.loc.is_none()));
+    let std = read_fixture("golden.csv.expected");
+    let back =
+        Trace::read_from(&mut *open_reader(std::io::Cursor::new(std), None).unwrap()).unwrap();
+    assert_eq!(back.events, t.events);
 }
 
 #[test]

@@ -46,10 +46,12 @@ fn content(r: &RaceReport) -> String {
     )
 }
 
+/// The trace with its events' locations replaced by `locs` (cycled; `4`: no location).
 fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     let mut events = t.events.clone();
     for (i, ev) in events.iter_mut().enumerate() {
-        ev.loc = LocId(locs[i % locs.len()] as u32);
+        let l = locs[i % locs.len()];
+        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
     }
     Trace::from_events(events)
 }
@@ -79,7 +81,7 @@ proptest! {
         a in proptest::collection::vec((0u8..4, 0u8..12, 0u8..8), 0..60),
         threads in 2u32..5,
         vars in 1u32..8,
-        locs in proptest::collection::vec(0u8..4, 1..6),
+        locs in proptest::collection::vec(0u8..5, 1..6),
         jobs in 2usize..5,
         h in 0usize..3,
     ) {

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
-use racepred::report::PairKind;
+use racepred::report::{place, GroupKey, PairKind};
 use racepred::trace::{Event, LocId, Trace};
 use std::collections::BTreeSet;
 
@@ -14,31 +14,34 @@ fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
     analysis::run_one(trace, a)
 }
 
-/// The trace with its events' locations replaced by `locs` (cycled).
+/// The trace with its events' locations replaced by `locs` (cycled; `4`: no location, so
+/// grouped by variable).
 fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     let mut events = t.events.clone();
     for (i, ev) in events.iter_mut().enumerate() {
-        ev.loc = LocId(locs[i % locs.len()] as u32);
+        let l = locs[i % locs.len()];
+        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
     }
     Trace::from_events(events)
 }
 
-/// The (first location, second location, kind) of each pair.
-fn loc_pairs(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<(u32, u32, PairKind)> {
+/// The (first location, second location, kind) of each pair (by variable where a location
+/// is missing: [`place`]).
+fn loc_pairs(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<GroupKey> {
     pairs
         .iter()
         .map(|&(a, b)| {
             let (e, f) = (&t.events[a as usize], &t.events[b as usize]);
-            (e.loc.0, f.loc.0, PairKind::of(e, f))
+            (place(e), place(f), PairKind::of(e, f))
         })
         .collect()
 }
 
 /// The location pairs of a report.
-fn report_loc_pairs(r: &racepred::report::RaceReport) -> BTreeSet<(u32, u32, PairKind)> {
+fn report_loc_pairs(r: &racepred::report::RaceReport) -> BTreeSet<GroupKey> {
     r.pairs
         .iter()
-        .map(|p| (p.first_event.loc.0, p.second_event.loc.0, p.kind))
+        .map(|p| (place(&p.first_event), place(&p.second_event), p.kind))
         .collect()
 }
 
@@ -65,7 +68,7 @@ proptest! {
     fn grouped_contain_predictable_location_pairs(
         a in actions(20),
         threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..6),
+        locs in proptest::collection::vec(0u8..5, 1..6),
     ) {
         let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let o = analyze(&t, &OracleConfig::default()).unwrap();

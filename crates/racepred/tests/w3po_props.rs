@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 use proptest::prelude::*;
 use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
-use racepred::report::{PairKind, RaceReport};
+use racepred::report::{place, GroupKey, PairKind, RaceReport};
 use racepred::trace::{Event, LocId, Op, ThreadId, Trace};
 
 type Pairs = BTreeSet<(u64, u64)>;
@@ -655,11 +655,13 @@ fn cs_trace(blocks: &[(u8, u8, u8, u8)], ids: [u32; 4]) -> Trace {
 }
 
 /// The trace with its events' locations replaced by `locs` (cycled): few locations, so
-/// that location groups hold several pairs and distinct variables share locations.
+/// that location groups hold several pairs and distinct variables share locations; `4`
+/// stands for no location (grouped by variable, as CSV traces are).
 fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     let mut events = t.events.clone();
     for (i, ev) in events.iter_mut().enumerate() {
-        ev.loc = LocId(locs[i % locs.len()] as u32);
+        let l = locs[i % locs.len()];
+        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
     }
     Trace::from_events(events)
 }
@@ -687,9 +689,9 @@ fn with_thread_ids(t: &Trace, ids: [u32; 5]) -> Trace {
     Trace::from_events(events)
 }
 
-/// One group of a grouped report: first instance (first, second), its locations and kind,
-/// count.
-type Group = ((u64, u64), (u32, u32, PairKind), u64);
+/// One group of a grouped report: first instance (first, second), its places (locations,
+/// or variables where a location is missing) and kind, count.
+type Group = ((u64, u64), GroupKey, u64);
 
 /// A grouped report as comparable data, sorted.
 fn groups(r: &RaceReport) -> Vec<Group> {
@@ -699,7 +701,7 @@ fn groups(r: &RaceReport) -> Vec<Group> {
         .iter()
         .zip(&r.group_counts)
         .map(|(p, &c)| {
-            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            let key = (place(&p.first_event), place(&p.second_event), p.kind);
             ((p.first, p.second), key, c)
         })
         .collect();
@@ -730,19 +732,20 @@ fn grouped_and_exhaustive(h: usize, complete: bool) -> Vec<(Box<dyn Analysis>, B
     cases
 }
 
-/// The (first location, second location, kind) of each pair of `pairs`.
-fn loc_pairs(t: &Trace, pairs: &Pairs) -> BTreeSet<(u32, u32, PairKind)> {
+/// The (first place, second place, kind) of each pair of `pairs`: location pairs, by
+/// variable where a location is missing.
+fn loc_pairs(t: &Trace, pairs: &Pairs) -> BTreeSet<GroupKey> {
     pairs
         .iter()
         .map(|&(a, b)| {
             let (e, f) = (&t.events[a as usize], &t.events[b as usize]);
-            (e.loc.0, f.loc.0, PairKind::of(e, f))
+            (place(e), place(f), PairKind::of(e, f))
         })
         .collect()
 }
 
 /// The location pairs of a grouped report.
-fn report_loc_pairs(r: &RaceReport) -> BTreeSet<(u32, u32, PairKind)> {
+fn report_loc_pairs(r: &RaceReport) -> BTreeSet<GroupKey> {
     groups(r).into_iter().map(|g| g.1).collect()
 }
 
@@ -756,7 +759,7 @@ proptest! {
     fn grouped_equals_exhaustive_grouped(
         a in actions(40),
         threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..6),
+        locs in proptest::collection::vec(0u8..5, 1..6),
         h in 0usize..3,
         high_threads in any::<bool>(),
     ) {
@@ -789,7 +792,7 @@ proptest! {
     #[test]
     fn grouped_equals_exhaustive_grouped_on_critical_sections(
         blocks in proptest::collection::vec((0u8..4, 0u8..2, 0u8..2, 0u8..8), 0..14),
-        locs in proptest::collection::vec(0u8..4, 1..6),
+        locs in proptest::collection::vec(0u8..5, 1..6),
         h in 0usize..3,
         high_threads in any::<bool>(),
     ) {
@@ -813,7 +816,7 @@ proptest! {
     fn search_claims_by_location_pair(
         a in actions(20),
         threads in 2u32..4,
-        locs in proptest::collection::vec(0u8..4, 1..6),
+        locs in proptest::collection::vec(0u8..5, 1..6),
     ) {
         let t = with_locs(&trace(threads, &a), &locs);
         let all = search(&t, false);

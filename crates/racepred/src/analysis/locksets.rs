@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::clock::VectorClock;
-use crate::report::{PairKind, RacePair, RaceReport};
+use crate::report::{place, place_at, GroupKey, PairKind, RacePair, RaceReport};
 use crate::trace::{Event, LocId, LockId, Op, ThreadId, VarId};
 
 /// Lockset id: index into a [`LocksetTable`].
@@ -571,7 +571,8 @@ impl PairSink {
     }
 }
 
-/// Race pairs grouped by location pair: per group (first location, second location, kind)
+/// Race pairs grouped by location pair: per group (first location, second location, kind;
+/// [`GroupKey`], so by variable too where a location is missing)
 /// its first instance — earliest second event, then latest first event (as
 /// [`RaceReport::location_groups`] defines it) — and its number of racing accesses
 /// (distinct second events).
@@ -584,7 +585,7 @@ pub struct GroupSink {
     counts: Vec<GroupCount>,
     /// Per group: its first instance (set at its first hit).
     firsts: Vec<RacePair>,
-    index: FxHashMap<(u32, u32, PairKind), u32>,
+    index: FxHashMap<GroupKey, u32>,
     /// The sites' group caches ([`Site`]'s `groups`): blocks of a length, then a group per
     /// site of the variable (`u32::MAX`: not known yet). A variable that gains sites gets a
     /// longer block; the old one is left behind (sites are few and rarely added late).
@@ -633,7 +634,8 @@ impl GroupSink {
             (true, false) => PairKind::WriteRead,
             (false, _) => PairKind::ReadWrite,
         };
-        let key = (first_loc.0, second.loc.0, kind);
+        // Both accesses are to `second`'s variable.
+        let key = (place_at(first_loc, second.target), place(second), kind);
         if let Some(&g) = self.index.get(&key) {
             return g;
         }
@@ -642,7 +644,7 @@ impl GroupSink {
 
     #[cold]
     #[inline(never)]
-    fn new_group(&mut self, key: (u32, u32, PairKind)) -> u32 {
+    fn new_group(&mut self, key: GroupKey) -> u32 {
         let g = self.counts.len() as u32;
         self.counts.push(GroupCount {
             count: 0,

@@ -49,7 +49,7 @@
 use std::collections::BTreeMap;
 
 use super::{Analysis, AnalysisKind, AnalysisOptions, Side};
-use crate::report::{PairKind, RacePair, RaceReport, RacyEvent, RacyLog};
+use crate::report::{GroupKey, RacePair, RaceReport, RacyEvent, RacyLog};
 use crate::trace::{Event, Names, Op};
 
 /// True if `kind` with `opts` can run as shards ([`Shard`]).
@@ -287,9 +287,9 @@ pub fn merge(mut parts: Vec<RaceReport>) -> RaceReport {
     if grouped {
         // Per location pair: the first instance (earliest second event, then latest first
         // event) and the summed count.
-        let mut groups: BTreeMap<(u32, u32, PairKind), (RacePair, u64)> = BTreeMap::new();
+        let mut groups: BTreeMap<GroupKey, (RacePair, u64)> = BTreeMap::new();
         for (p, c) in pairs {
-            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            let key = p.group_key();
             let g = groups.entry(key).or_insert((p, 0));
             if (p.second, std::cmp::Reverse(p.first)) < (g.0.second, std::cmp::Reverse(g.0.first)) {
                 g.0 = p;

@@ -45,6 +45,41 @@ impl PairKind {
     }
 }
 
+/// Where reports place an access when they group races: its location id or, for an access
+/// without a location, `2^32 +` its variable. A trace without locations (CSV has none) then
+/// still gets one group per variable instead of one for every race, and a location never
+/// shares a place with a variable.
+#[inline]
+pub fn place(ev: &Event) -> u64 {
+    place_at(ev.loc, ev.target)
+}
+
+/// [`place`] of an access at `loc` to variable `var`.
+#[inline]
+pub fn place_at(loc: crate::trace::LocId, var: u32) -> u64 {
+    if loc.is_none() {
+        1 << 32 | var as u64
+    } else {
+        loc.0 as u64
+    }
+}
+
+/// What a pair report groups by: the places ([`place`]) of the pair's first and second
+/// events, and its kind. For accesses with locations, the location pair and kind.
+pub type GroupKey = (u64, u64, PairKind);
+
+impl RacePair {
+    /// The group ([`GroupKey`]) of the pair.
+    #[inline]
+    pub fn group_key(&self) -> GroupKey {
+        (
+            place(&self.first_event),
+            place(&self.second_event),
+            self.kind,
+        )
+    }
+}
+
 /// What an analysis reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -229,19 +264,20 @@ impl RaceReport {
         self.racy_events.iter().map(|e| e.index).collect()
     }
 
-    /// Distinct source locations among racy events (RAPID's "racy locations").
+    /// Distinct source locations among racy events (RAPID's "racy locations"); racy events
+    /// without a location count one per variable ([`place`]).
     pub fn racy_locations(&self) -> usize {
-        // Location ids are dense: one flag per id (an event without location has `NONE`,
-        // counted like any other value, as before).
+        // Location ids are dense: one flag per id.
         let mut seen = DenseSet::default();
         self.racy_events
             .iter()
-            .filter(|e| seen.insert(e.event.loc.0))
+            .filter(|e| seen.insert(place(&e.event)))
             .count()
     }
 
-    /// Pairs grouped by distinct (first location, second location, kind), most frequent
-    /// first, ties by first occurrence (position of the first instance in `pairs`).
+    /// Pairs grouped by distinct (first location, second location, kind) ([`GroupKey`]: by
+    /// variable too where a location is missing), most frequent first, ties by first
+    /// occurrence (position of the first instance in `pairs`).
     ///
     /// A group's *first instance* is its pair with the earliest second event and, among
     /// those, the latest first event: the moment the race first shows, with the closest
@@ -260,10 +296,10 @@ impl RaceReport {
             groups.sort_by_key(|g| (std::cmp::Reverse(g.count), g.first_pair));
             return groups;
         }
-        let mut map: rustc_hash::FxHashMap<(u32, u32, PairKind), usize> = Default::default();
+        let mut map: rustc_hash::FxHashMap<GroupKey, usize> = Default::default();
         let mut groups: Vec<LocationGroup> = Vec::new();
         for (i, p) in self.pairs.iter().enumerate() {
-            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            let key = p.group_key();
             let g = *map.entry(key).or_insert_with(|| {
                 groups.push(LocationGroup {
                     first_pair: i,
@@ -290,14 +326,14 @@ impl RaceReport {
         if self.is_grouped() {
             return r;
         }
-        let mut map: rustc_hash::FxHashMap<(u32, u32, PairKind), usize> = Default::default();
+        let mut map: rustc_hash::FxHashMap<GroupKey, usize> = Default::default();
         // (first instance, distinct second events, last second event counted)
         let mut groups: Vec<(RacePair, u64, u64)> = Vec::new();
         // Pairs sorted by (second, first descending): the first instance comes first.
         let mut order: Vec<&RacePair> = self.pairs.iter().collect();
         order.sort_by_key(|p| (p.second, std::cmp::Reverse(p.first)));
         for p in order {
-            let key = (p.first_event.loc.0, p.second_event.loc.0, p.kind);
+            let key = p.group_key();
             let g = *map.entry(key).or_insert_with(|| {
                 groups.push((*p, 0, u64::MAX));
                 groups.len() - 1
@@ -512,13 +548,13 @@ impl Default for RacyLog {
 }
 
 /// Group numbers of (location, operation) keys: a table indexed by location id and
-/// operation below 2^24 locations (ids are dense), a hash map beyond (`NONE`, hand-built
-/// reports).
+/// operation below 2^24 locations (ids are dense), a hash map beyond (by [`place`]: an
+/// event without location is grouped by its variable; sparse ids of hand-built reports).
 #[derive(Debug, Default)]
 struct LocOpIndex {
     /// Group number + 1 per `loc * OPS + op` (0: none yet).
     table: Vec<u32>,
-    rest: rustc_hash::FxHashMap<(u32, u8), usize>,
+    rest: rustc_hash::FxHashMap<(u64, u8), usize>,
 }
 
 impl LocOpIndex {
@@ -552,27 +588,28 @@ impl LocOpIndex {
             }
             self.table[slot] as usize - 1
         } else {
-            *self.rest.entry((loc as u32, op as u8)).or_insert(next)
+            *self.rest.entry((place(ev), op as u8)).or_insert(next)
         }
     }
 }
 
-/// A set of dense ids (location ids): one flag per id below 2^24, a hash set above (`NONE`,
-/// sparse ids of hand-built reports), so its memory follows the ids in use.
+/// A set of dense ids (places, [`place`]): one flag per id below 2^24, a hash set above
+/// (variables of events without location, sparse ids of hand-built reports), so its memory
+/// follows the ids in use.
 #[derive(Default)]
 pub(crate) struct DenseSet {
     flags: Vec<bool>,
-    rest: rustc_hash::FxHashSet<u32>,
+    rest: rustc_hash::FxHashSet<u64>,
 }
 
 impl DenseSet {
     /// Inserts `id`; true if it was new.
     #[inline]
-    pub(crate) fn insert(&mut self, id: u32) -> bool {
-        let i = id as usize;
-        if i >= 1 << 24 {
+    pub(crate) fn insert(&mut self, id: u64) -> bool {
+        if id >= 1 << 24 {
             return self.rest.insert(id);
         }
+        let i = id as usize;
         if i >= self.flags.len() {
             self.flags.resize((i + 1).next_power_of_two(), false);
         }
@@ -588,7 +625,7 @@ mod tests {
     #[test]
     fn racy_log_groups_by_location_and_operation() {
         let ev = |t, op, l| Event::new(ThreadId(t), op, 0, LocId(l));
-        // Dense locations, a location without a name (`NONE`) and one beyond the table.
+        // Dense locations, no location (`NONE`: by variable) and one beyond the table.
         let far = (1 << 24) + 5;
         let events = [
             ev(0, Op::Write, 3),
@@ -599,22 +636,29 @@ mod tests {
             ev(1, Op::Read, 3),
             ev(0, Op::Read, u32::MAX),
             ev(0, Op::Read, far),
+            Event::new(ThreadId(1), Op::Read, 1, LocId::NONE),
+            Event::new(ThreadId(1), Op::Read, far, LocId::NONE),
+            Event::new(ThreadId(2), Op::Read, 1, LocId::NONE),
         ];
         let (mut all, mut grouped) = (RacyLog::default(), RacyLog::new(false));
         for (i, e) in events.iter().enumerate() {
             all.push(i as u64 + 10, e);
             grouped.push(i as u64 + 10, e);
         }
-        assert_eq!((all.total(), grouped.total()), (8, 8));
+        assert_eq!((all.total(), grouped.total()), (11, 11));
         let firsts: Vec<u64> = grouped.events().iter().map(|e| e.index).collect();
-        assert_eq!(firsts, [10, 11, 13, 14]); // write@3, read@3, read@NONE, read@far
+        // write@3, read@3, read of variable 0 @NONE, read@far, reads of variables 1 and
+        // 2^24 + 5 @NONE
+        assert_eq!(firsts, [10, 11, 13, 14, 18, 19]);
         let mut r = RaceReport::new("hb", ReportKind::RacyEvents);
         grouped.finish(&mut r);
-        assert_eq!(r.racy_counts, [2, 2, 2, 2]);
-        assert_eq!(r.racy_total(), 8);
+        assert_eq!(r.racy_counts, [2, 2, 2, 2, 2, 1]);
+        assert_eq!(r.racy_total(), 11);
+        // Locations 3 and far, and the three variables without a location.
+        assert_eq!(r.racy_locations(), 5);
         let mut e = RaceReport::new("hb", ReportKind::RacyEvents);
         all.finish(&mut e);
-        assert!(!e.racy_grouped() && e.racy_total() == 8);
+        assert!(!e.racy_grouped() && e.racy_total() == 11);
         let g = e.racy_grouped_report();
         assert_eq!(
             (&g.racy_events, &g.racy_counts),

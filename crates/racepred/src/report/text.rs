@@ -24,7 +24,10 @@ pub(crate) fn racy_location_groups(r: &RaceReport) -> Vec<(Event, usize, u64)> {
 /// without another pass over the racy events.
 pub(crate) fn group_locations(groups: &[(Event, usize, u64)]) -> usize {
     let mut seen = super::DenseSet::default();
-    groups.iter().filter(|g| seen.insert(g.0.loc.0)).count()
+    groups
+        .iter()
+        .filter(|g| seen.insert(super::place(&g.0)))
+        .count()
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -20,8 +20,11 @@
 //! | `sync(V)` | RAPID's expansion: `acq(VARLOCK-V-KCOLRAV)`, `r(V)`, `w(V)`, `rel(VARLOCK-V-KCOLRAV)` |
 //! | `dummy(X)` | skipped |
 //!
-//! CSV has no locations; every event of a row gets the row's line number as location name
-//! (RAPID uses the event number, which it says is "useless here").
+//! CSV has no locations, and its events get none ([`LocId::NONE`]): reports show each event's
+//! row as its trace line, and group races without a location by variable
+//! ([`place`](crate::report::place)). (RAPID uses the event number as location, which it
+//! says is "useless here"; racepred used the row number until a grouped `lockset` report of
+//! a 2·10^6-row trace, one group per pair of racing rows, ran out of memory.)
 //!
 //! Where we differ from RAPID, on purpose: RAPID treats any row it cannot parse as a comment
 //! and keeps only the first non-empty field of a row. We skip rows that are empty (all
@@ -105,8 +108,6 @@ pub struct CsvFormat {
     pending_next: u8,
     seen_row: bool,
     scratch: Vec<u8>,
-    /// The fast path's row name (its location).
-    row: RowName,
 }
 
 impl Default for CsvFormat {
@@ -117,7 +118,6 @@ impl Default for CsvFormat {
             pending_next: 0,
             seen_row: false,
             scratch: Vec::new(),
-            row: RowName::default(),
         }
     }
 }
@@ -128,10 +128,9 @@ impl LineFormat for CsvFormat {
         false
     }
 
-    fn parse(&mut self, line: &[u8], lineno: u64, names: &mut Names) -> Result<Option<Event>> {
+    fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
         let n = parse_row(
             line,
-            lineno,
             &mut self.seen_row,
             names,
             &mut self.scratch,
@@ -146,14 +145,13 @@ impl LineFormat for CsvFormat {
     }
 
     /// Rows of exactly the shape `,,,op(V<n>),,` (no whitespace, a plain operation, its
-    /// thread and target interned already) after the first row. The location, the row's
-    /// number, is interned as `parse_row` does.
+    /// thread and target interned already) after the first row.
     #[inline]
     fn fast_lines(
         &mut self,
         buf: &[u8],
         names: &mut Names,
-        first_line: u64,
+        _first_line: u64,
         room: usize,
         max_line: usize,
         out: &mut Vec<Event>,
@@ -161,15 +159,12 @@ impl LineFormat for CsvFormat {
         if !self.seen_row || self.pending_next < self.pending_len {
             return FastRun::default();
         }
-        let row = &mut self.row;
-        FastRun::collect(buf, room, max_line, out, |s, k| {
+        FastRun::collect(buf, room, max_line, out, |s, _| {
             let (t, op, target, len) = fast_row(s, names)?;
             if len > max_line {
-                return None; // before interning: the general path reports it
+                return None; // the general path reports it
             }
-            let lineno = first_line + k as u64;
-            let loc = LocId(names.locs.intern_decimal(lineno, row.at(lineno)));
-            Some((Event::new(t, op, target, loc), len))
+            Some((Event::new(t, op, target, LocId::NONE), len))
         })
     }
 
@@ -181,40 +176,6 @@ impl LineFormat for CsvFormat {
         } else {
             None
         }
-    }
-}
-
-/// The decimal name of a row number, kept by counting: the fast path's rows come one after
-/// the other, so the next name is the last one plus a carry, not a division per digit.
-#[derive(Default)]
-struct RowName {
-    n: u64,
-    /// `n` in decimal; empty until the first call.
-    text: String,
-}
-
-impl RowName {
-    /// `n` in decimal.
-    #[inline]
-    fn at(&mut self, n: u64) -> &str {
-        if self.n.checked_add(1) == Some(n) && !self.text.is_empty() {
-            let mut nines = 0;
-            while self.text.ends_with('9') {
-                self.text.pop();
-                nines += 1;
-            }
-            match self.text.pop() {
-                Some(d) => self.text.push(char::from(d as u8 + 1)),
-                None => self.text.push('1'),
-            }
-            self.text.extend(std::iter::repeat_n('0', nines));
-        } else if n != self.n || self.text.is_empty() {
-            use std::fmt::Write;
-            self.text.clear();
-            let _ = write!(self.text, "{n}");
-        }
-        self.n = n;
-        &self.text
     }
 }
 
@@ -250,7 +211,6 @@ fn fast_row(s: &[u8], names: &Names) -> Option<(ThreadId, Op, u32, usize)> {
 /// Parses one row into `out`; returns how many events it holds (0: skipped).
 fn parse_row(
     line: &[u8],
-    lineno: u64,
     seen_row: &mut bool,
     names: &mut Names,
     thread_buf: &mut Vec<u8>,
@@ -293,9 +253,7 @@ fn parse_row(
     thread_buf.push(b'T');
     thread_buf.extend_from_slice(i.to_string().as_bytes());
     let t = ThreadId(names.threads.intern(thread_buf));
-    thread_buf.clear();
-    thread_buf.extend_from_slice(lineno.to_string().as_bytes());
-    let loc = LocId(names.locs.intern(thread_buf));
+    let loc = LocId::NONE;
     match op {
         CsvOp::Plain(op) => {
             check_name(target, super::binary::kind_what(op.target_kind()))?;
@@ -360,23 +318,6 @@ mod tests {
         }
     }
 
-    proptest::proptest! {
-        /// The counted row name is the row number in decimal, whatever the steps between rows
-        /// (one, none, several, back).
-        #[test]
-        fn row_name_counts_in_decimal(
-            start in proptest::prop_oneof![0u64..20, 90u64..110, 999_990u64..1_000_010, proptest::num::u64::ANY],
-            steps in proptest::collection::vec(proptest::prop_oneof![8 => proptest::strategy::Just(1u64), 1 => 0u64..3, 1 => 0u64..100_000], 1..200),
-        ) {
-            let mut row = RowName::default();
-            let mut n = start;
-            for step in steps {
-                proptest::prop_assert_eq!(row.at(n), n.to_string());
-                n = n.wrapping_add(step);
-            }
-        }
-    }
-
     #[test]
     fn rows_columns_and_sync() {
         let t =
@@ -396,7 +337,8 @@ mod tests {
         );
         assert_eq!(t.names.thread(t.events[1].thread), "T1");
         assert_eq!(t.names.lock(t.events[2].lock()), "VARLOCK-x-KCOLRAV");
-        assert_eq!(t.names.loc(t.events[2].loc), "7");
+        assert!(t.events.iter().all(|e| e.loc.is_none()));
+        assert!(t.names.locs.is_empty());
         assert_eq!(t.events[1].thread, t.events[0].other_thread());
         assert_eq!(t.lines, vec![2, 3, 7, 7, 7, 7, 9]);
     }

@@ -163,7 +163,7 @@ impl Interner {
     #[inline]
     pub fn intern(&mut self, name: &[u8]) -> u32 {
         if let Some(n) = self.numbered(name) {
-            if let Some(id) = self.intern_numbered(n, name, |i| i.push(name)) {
+            if let Some(id) = self.intern_numbered(n, name) {
                 return id;
             }
         } else if let Some(id) = self.find_hashed(name) {
@@ -173,15 +173,10 @@ impl Interner {
     }
 
     /// The numbered name `name` (number `n`, this table's prefix): its id if it is interned
-    /// or belongs in the direct table (then filed there, its text added by `push`); `None`
-    /// for a new name that belongs in the hash table.
+    /// or belongs in the direct table (then filed there); `None` for a new name that
+    /// belongs in the hash table.
     #[inline]
-    fn intern_numbered(
-        &mut self,
-        n: usize,
-        name: &[u8],
-        push: impl FnOnce(&mut Self) -> u32,
-    ) -> Option<u32> {
+    fn intern_numbered(&mut self, n: usize, name: &[u8]) -> Option<u32> {
         if let Some(&id) = self.by_num.get(n) {
             if id != u32::MAX {
                 return Some(id);
@@ -197,9 +192,8 @@ impl Interner {
         if (n as u64) >= DIRECT_LIMIT && n >= 2 * self.ends.len() {
             return None;
         }
-        let id = push(self);
-        // The usual case, the next number (a CSV trace's next row), without `resize`'s call
-        // and loop.
+        let id = self.push(name);
+        // The usual case, the next number, without `resize`'s call and loop.
         if n == self.by_num.len() {
             self.by_num.push(id);
         } else {
@@ -245,26 +239,6 @@ impl Interner {
         self.text.push_str(name);
         self.ends.push(self.text.len());
         id
-    }
-
-    /// [`intern`](Self::intern) of `name`, the canonical decimal of `n` (no prefix): the
-    /// CSV reader's row locations, a new name per row. The number is not parsed back from
-    /// the text and the text is not checked again for UTF-8 (on a 10^7-row CSV trace the
-    /// row's name was formatted, parsed back and checked: 450 of 634 instructions a row).
-    /// Files the name where `intern` would.
-    #[inline]
-    pub fn intern_decimal(&mut self, n: u64, name: &str) -> u32 {
-        debug_assert_eq!(name, n.to_string());
-        // `intern` takes a number of up to 7 digits as numbered once the table's prefix is
-        // the empty one; anything else takes its path.
-        if n >= 10_000_000 || self.prefix.as_deref() != Some(&[][..]) {
-            return self.intern(name.as_bytes());
-        }
-        let bytes = name.as_bytes();
-        match self.intern_numbered(n as usize, bytes, |i| i.push_str(name)) {
-            Some(id) => id,
-            None => self.push_hashed(bytes),
-        }
     }
 
     /// The id of an interned numbered name at the start of `s`, ended by the byte `term`:
@@ -432,7 +406,6 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::strategy::Strategy;
 
     #[test]
     fn fast_and_slow_paths_agree() {
@@ -528,41 +501,6 @@ mod tests {
         for (i, &end) in ends.iter().enumerate() {
             let start = if i == 0 { 0 } else { ends[i - 1] };
             assert_eq!(e.range(i as u32), start..end, "name {i}");
-        }
-    }
-
-    proptest::proptest! {
-        /// `intern_decimal` gives every name the id `intern` gives it, whatever came before:
-        /// other names, other prefixes, numbers past the direct table's limit and of more
-        /// than 7 digits, and numbers met twice.
-        #[test]
-        fn intern_decimal_agrees_with_intern(
-            ops in proptest::collection::vec(
-                proptest::prop_oneof![
-                    4 => (0u64..50).prop_map(|n| (true, n.to_string())),
-                    2 => proptest::sample::select(vec![
-                        DIRECT_LIMIT - 1, DIRECT_LIMIT, DIRECT_LIMIT + 5, 9_999_999, 10_000_000,
-                        123_456_789, u64::MAX,
-                    ]).prop_map(|n| (true, n.to_string())),
-                    1 => proptest::sample::select(vec![
-                        "V3", "x", "07", "", "3a", "T9", "12345678",
-                    ]).prop_map(|s| (false, s.to_string())),
-                ],
-                1..60,
-            ),
-        ) {
-            let (mut a, mut b) = (Interner::new(), Interner::new());
-            for (decimal, name) in &ops {
-                let expect = a.intern(name.as_bytes());
-                let got = if *decimal {
-                    b.intern_decimal(name.parse().unwrap(), name)
-                } else {
-                    b.intern(name.as_bytes())
-                };
-                proptest::prop_assert_eq!(got, expect, "{:?}", name);
-            }
-            proptest::prop_assert!(a.iter().eq(b.iter()));
-            proptest::prop_assert_eq!(&a.by_num, &b.by_num);
         }
     }
 

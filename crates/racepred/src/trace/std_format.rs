@@ -1,7 +1,8 @@
 //! RAPID's STD text format: `THREAD|OP(TARGET)|LOC`, one event per line (SPEC §1).
 //!
-//! Any token is accepted as a thread, target or location name; blank lines and lines
-//! starting with `#` are skipped. `mbegin(M;A1,A2)` carries an address set; `begin` and `end`
+//! Any token is accepted as a thread, target or location name, except that location `-` is
+//! no location (what reports and writers print for an event without one); blank lines and
+//! lines starting with `#` are skipped. `mbegin(M;A1,A2)` carries an address set; `begin` and `end`
 //! may omit their argument. The value-trace extension (`w(x)=EXPR`, `r(x)->a=5`, `let`, `br`,
 //! `alt` lines; [`super::values`]) is checked and its values dropped. Everything else is an
 //! error naming the line.
@@ -272,7 +273,12 @@ pub(crate) fn parse_line<'a>(
             }
         }
     };
-    let loc = LocId(names.locs.intern(loc));
+    // `-` is no location: what reports and writers print for an event without one.
+    let loc = if loc == b"-" {
+        LocId::NONE
+    } else {
+        LocId(names.locs.intern(loc))
+    };
     Ok((Event::new(thread_id, op, target, loc), part, alt))
 }
 
@@ -358,6 +364,18 @@ mod tests {
         assert_eq!(t.names.loc(t.events[4].loc), "14");
         assert_eq!(t.events[2].var(), t.events[4].var());
         assert_eq!(t.lines, vec![1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn dash_is_no_location() {
+        // `-` is what writers print for no location (a CSV trace's events): it reads back
+        // as none, not as a location named `-`; `--` and `-1` are names.
+        let t = read("T0|w(x)|-\nT1|w(x)| - \nT1|r(x)|--\nT0|r(x)|-1\nT0|r(x)|12\n").unwrap();
+        assert!(t.events[0].loc.is_none() && t.events[1].loc.is_none());
+        assert_eq!(t.names.loc(t.events[2].loc), "--");
+        assert_eq!(t.names.loc(t.events[3].loc), "-1");
+        assert_eq!(t.names.loc(t.events[4].loc), "12");
+        assert_eq!(t.names.locs.len(), 3);
     }
 
     #[test]

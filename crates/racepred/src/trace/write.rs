@@ -7,7 +7,8 @@
 //! without a target are written without parentheses, `mbegin` carries its address set
 //! (`mbegin(M;A1,A2)`). Two things STD cannot say are handled thus:
 //! - an event without location ([`LocId::NONE`](super::LocId::NONE)) is written with location
-//!   `-` (what reports print for it); it reads back as a location named `-`;
+//!   `-` (what reports print for it), which the STD and RoadRunner readers read as no
+//!   location;
 //! - global access numbers (`seq`) are dropped (the binary form keeps them).
 //!
 //! Names STD cannot represent (empty, containing `|` or a line break, surrounding

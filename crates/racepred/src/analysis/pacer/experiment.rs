@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::analysis::{create, run_trace, AnalysisKind, AnalysisOptions};
 use crate::error::Result;
-use crate::report::RaceReport;
-use crate::trace::Trace;
+use crate::report::{place, RaceReport};
+use crate::trace::{Event, Trace};
 
 use super::detector::{Detector, PacerConfig};
 
@@ -119,35 +119,41 @@ pub fn experiment_with_progress(
     let dynamic: Vec<u64> = baseline.racy_set().into_iter().collect();
     let pos = |i: u64| dynamic.binary_search(&i).ok().map(|p| p as u32);
     let mut distinct: Vec<DistinctRace> = Vec::new();
-    let mut keys: rustc_hash::FxHashMap<(Option<u32>, u32), usize> = Default::default();
-    let mut add = |first: Option<u32>, second: u32, p: u32, distinct: &mut Vec<DistinctRace>| {
-        let g = *keys.entry((first, second)).or_insert_with(|| {
-            distinct.push(DistinctRace {
-                first_loc: first.map(|l| trace.names.locs.name_or(l).to_string()),
-                second_loc: trace.names.locs.name_or(second).to_string(),
-                dynamic: Vec::new(),
-            });
-            distinct.len() - 1
-        });
-        if distinct[g].dynamic.last() != Some(&p) {
-            distinct[g].dynamic.push(p);
+    // Distinct races by location (pair), told apart by variable where a location is
+    // missing ([`place`]); named by location, or `- (variable)` without one.
+    let mut keys: rustc_hash::FxHashMap<(Option<u64>, u64), usize> = Default::default();
+    let name = |e: &Event| {
+        if e.loc.is_none() {
+            format!("- ({})", trace.names.var(e.var()))
+        } else {
+            trace.names.loc(e.loc).to_string()
         }
     };
+    let mut add =
+        |first: Option<&Event>, second: &Event, p: u32, distinct: &mut Vec<DistinctRace>| {
+            let key = (first.map(place), place(second));
+            let g = *keys.entry(key).or_insert_with(|| {
+                distinct.push(DistinctRace {
+                    first_loc: first.map(name),
+                    second_loc: name(second),
+                    dynamic: Vec::new(),
+                });
+                distinct.len() - 1
+            });
+            if distinct[g].dynamic.last() != Some(&p) {
+                distinct[g].dynamic.push(p);
+            }
+        };
     if baseline.pairs.is_empty() {
         for e in &baseline.racy_events {
             if let Some(p) = pos(e.index) {
-                add(None, e.event.loc.0, p, &mut distinct);
+                add(None, &e.event, p, &mut distinct);
             }
         }
     } else {
         for pr in &baseline.pairs {
             if let Some(p) = pos(pr.second) {
-                add(
-                    Some(pr.first_event.loc.0),
-                    pr.second_event.loc.0,
-                    p,
-                    &mut distinct,
-                );
+                add(Some(&pr.first_event), &pr.second_event, p, &mut distinct);
             }
         }
     }
@@ -409,5 +415,30 @@ mod source_tests {
         assert_eq!(v["distinct"][0]["first_source"], "A.java:3:4");
         assert_eq!(v["distinct"][0]["second_source"], serde_json::Value::Null);
         assert_eq!(v["locations"], "(in memory)");
+    }
+
+    /// Races without locations (a CSV trace's) are distinct per variable, named by it.
+    #[test]
+    fn distinct_races_without_locations_by_variable() {
+        let t = Trace::read_from(&mut crate::trace::csv::CsvReader::new(
+            "w(x),\n,w(x)\nw(y),\n,w(y)\nw(x),\n,w(x)\n".as_bytes(),
+        ))
+        .unwrap();
+        let base = crate::analysis::run_one(
+            &t,
+            crate::analysis::create(AnalysisKind::FastTrack, &AnalysisOptions::default()).unwrap(),
+        );
+        let exp = experiment(
+            &t,
+            &base,
+            &ExperimentConfig {
+                rates: vec![1.0],
+                trials: 1,
+                ..ExperimentConfig::default()
+            },
+        );
+        let names: Vec<&str> = exp.distinct.iter().map(|d| d.second_loc.as_str()).collect();
+        assert_eq!(names, ["- (x)", "- (y)"]);
+        assert_eq!(exp.distinct[0].dynamic.len(), 3); // the second, fifth and sixth rows
     }
 }
