@@ -5,7 +5,7 @@
 //! | format | line written | what it cannot say (an error naming the event, unless noted) |
 //! |---|---|---|
 //! | RoadRunner | `@ Rd(1,x) - LOC`, `@ Acquire(1,l)`, `@ Start(0,1)`, `@ Enter(1,m)` | `vr`, `vw`, `sig`, `wait`, `mbegin`, `mend`; `begin`/`end` without a method |
-//! | RAPID CSV | `,,w(x)` (the column is the thread) | those, and `sig`, `wait`; locations (not an error: the reader names every event's location after its row number) |
+//! | RAPID CSV | `,,w(x)` (the column is the thread) | those, and `sig`, `wait`; locations (not an error: they are dropped, and the reader gives CSV events none) |
 //! | Go-tool log | `1,WR,x,LOC,NUM` | everything but `acq`, `rel`, `r`, `w`, `sig`, `wait` |
 //!
 //! Threads are numbers in all three (RoadRunner's and the Go tool's thread ids, CSV's
