@@ -109,14 +109,19 @@ fn artifact(path: &str, root: Option<&Path>, index: Option<&SourceIndex>) -> Val
     }
 }
 
+/// The SARIF location of an access at `loc` to `var`: a source position, else a logical
+/// location named by the location, or, without a location (a CSV trace), by the variable
+/// (reports place such accesses at their variable, [`super::place`]).
 fn location(
     ctx: &ReportContext<'_>,
     loc: LocId,
+    var: &str,
     id: Option<u64>,
     message: Option<String>,
 ) -> Value {
     let name = ctx.locs().show(loc);
     let mut v = match split_source(name) {
+        _ if loc.is_none() => json!({"logicalLocations": [{"name": var, "kind": "variable"}]}),
         Some((path, line, col)) => {
             let mut region = json!({ "startLine": line });
             if let Some(c) = col.filter(|&c| c > 0) {
@@ -186,10 +191,11 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             "ruleIndex": i,
             "level": "warning",
             "message": {"text": text},
-            "locations": [location(ctx, p.second_event.loc, None, None)],
+            "locations": [location(ctx, p.second_event.loc, var, None, None)],
             "relatedLocations": [location(
                 ctx,
                 p.first_event.loc,
+                var,
                 Some(1),
                 Some(format!("earlier {} of {var} by {}", p.first_event.op.std_name(),
                     names.thread(p.first_event.thread))),
@@ -217,7 +223,7 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             "ruleIndex": 3,
             "level": "warning",
             "message": {"text": text},
-            "locations": [location(ctx, ev.loc, None, None)],
+            "locations": [location(ctx, ev.loc, var, None, None)],
             "properties": props,
         }));
     }
@@ -277,6 +283,33 @@ mod tests {
         assert_eq!(res[0]["properties"]["count"], 2);
         assert_eq!(res[0]["locations"][0]["logicalLocations"][0]["name"], "2");
         assert_eq!(res[3]["ruleId"], "racy-access");
+    }
+
+    #[test]
+    fn accesses_without_location_at_their_variable() {
+        let t = crate::trace::Trace::read_from(&mut crate::trace::csv::CsvReader::new(
+            "w(x),\n,w(x)\nw(y),\n,r(y)\n".as_bytes(),
+        ))
+        .unwrap();
+        for kind in [
+            crate::analysis::AnalysisKind::Lockset,
+            crate::analysis::AnalysisKind::Hb,
+        ] {
+            let a = crate::analysis::create(kind, &Default::default()).unwrap();
+            let r = crate::analysis::run_one(&t, a);
+            let v = to_sarif(std::slice::from_ref(&r), "t.csv", &t.names);
+            let res = v["runs"][0]["results"].as_array().unwrap();
+            let at: Vec<&Value> = res
+                .iter()
+                .filter(|r| {
+                    r["ruleId"] != "racy-access" || kind != crate::analysis::AnalysisKind::Lockset
+                })
+                .map(|r| &r["locations"][0]["logicalLocations"][0])
+                .collect();
+            assert_eq!(at.len(), 2, "{res:?}");
+            assert_eq!(at[0], &json!({"name": "x", "kind": "variable"}));
+            assert_eq!(at[1], &json!({"name": "y", "kind": "variable"}));
+        }
     }
 
     #[test]
