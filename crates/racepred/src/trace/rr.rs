@@ -127,12 +127,17 @@ fn fast_line(s: &[u8], names: &Names) -> Option<(Event, usize)> {
         return None;
     }
     i += 1;
-    let annotation = i;
-    while !s.get(i)?.is_ascii_whitespace() {
+    if s.get(i..i + 2) == Some(b"- ") {
+        // No annotation (what racepred writes): no scan.
         i += 1;
-    }
-    if i == annotation || s[i] != b' ' {
-        return None;
+    } else {
+        let annotation = i;
+        while !s.get(i)?.is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == annotation || s[i] != b' ' {
+            return None;
+        }
     }
     let (loc, r) = names.locs.lookup_numbered(&s[i + 1..], b'\n')?;
     Some((
@@ -257,6 +262,8 @@ mod tests {
                         "@ Rd(0,V1) - 3 extra", "@ Rd(0,V1) -", "@ Dummy(0,1) - 2",
                         "@ ARd(0,V1) - 3", "@ Rd(0,V1)", "@ Zz(0,V1) - 3", "banner line",
                         "@ Rd(0,V1) - 1234567", "@ Wr(0,V0) x 0", "@ Rd(0,V1) \u{0}\u{0} 3",
+                        "@ Rd(0,V1) -x 3", "@ Rd(0,V1) Normal 3", "@ Rd(0,V1) - -",
+                        "@ Rd(0,V1) - - 3", "@ Rd(0,V1) -\t3", "@ Rd(0,V1) - \u{0}",
                     ]).prop_map(String::from),
                 ],
                 0..40,
