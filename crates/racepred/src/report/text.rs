@@ -94,6 +94,8 @@ pub fn write_report<W: Write + ?Sized>(
     if !r.has_races() {
         writeln!(w, "{}: no races {of}", r.analysis)?;
     }
+    // A shown access without a location: say what `-` and its grouping mean.
+    let mut located_by_variable = false;
     if !r.pairs.is_empty() {
         let groups = r.location_groups();
         let (ww, wr, rw) = r.kind_counts();
@@ -145,6 +147,7 @@ pub fn write_report<W: Write + ?Sized>(
                 write!(w, "  [{}]", verdict_name(v))?;
             }
             writeln!(w)?;
+            located_by_variable |= p.first_event.loc.is_none() || p.second_event.loc.is_none();
         }
     }
     if !r.racy_events.is_empty() {
@@ -167,7 +170,15 @@ pub fn write_report<W: Write + ?Sized>(
                 event_at(ctx, *first),
                 names.thread(ev.thread),
             )?;
+            located_by_variable |= ev.loc.is_none();
         }
+    }
+    if located_by_variable {
+        writeln!(
+            w,
+            "  note: `-`: no source location (CSV traces have none); such accesses are \
+             grouped, and counted as locations, by variable"
+        )?;
     }
     for n in &r.notes {
         writeln!(w, "  note: {n}")?;
@@ -198,7 +209,7 @@ pub fn to_text(report: &RaceReport, trace: &str, names: &Names) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::report::{RacePair, RacyEvent, ReportKind};
+    use crate::report::{EventLines, RacePair, RacyEvent, ReportKind};
     use crate::trace::{LocId, Op, ThreadId, Trace};
 
     /// A small trace with named locations and a pair report over it.
@@ -289,6 +300,36 @@ pub(crate) mod tests {
             to_text(&empty, "y", &t.names),
             "hb: no races in 0 events of y\n"
         );
+    }
+
+    #[test]
+    fn text_groups_accesses_without_location_by_variable() {
+        // A CSV trace: no locations. x races twice (one group), y once.
+        let t = Trace::read_from(&mut crate::trace::csv::CsvReader::new(
+            "T0,T1\nw(x),\n,w(x)\nw(x),\nw(y),\n,r(y)\n".as_bytes(),
+        ))
+        .unwrap();
+        let a = crate::analysis::create(crate::analysis::AnalysisKind::Hbp, &Default::default())
+            .unwrap();
+        let r = crate::analysis::run_one(&t, a);
+        let mut ctx = ReportContext::new("t.csv", &t.names);
+        ctx.lines = EventLines::of_trace(&t.lines);
+        let mut out = Vec::new();
+        write_report(&mut out, &r, &ctx).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            &lines[..4],
+            [
+                "hbp: 3 race pairs at 2 location pairs (write-write 2, write-read 1, read-write 0) in 5 events of t.csv",
+                "  2x  write-write  x at - -> -  (first: event 0 (line 2) in T0, event 1 (line 3) in T1)",
+                "  1x  write-read   y at - -> -  (first: event 3 (line 5) in T0, event 4 (line 6) in T1)",
+                "  note: `-`: no source location (CSV traces have none); such accesses are grouped, and counted as locations, by variable",
+            ]
+        );
+        // With locations, no such note.
+        let (t, r) = sample();
+        assert!(!to_text(&r, "x.std", &t.names).contains("no source location"));
     }
 
     #[test]
