@@ -197,6 +197,13 @@ fn build(g: &Gen, none_loc: bool) -> Trace {
     let mut names = Names::new();
     for (k, kind) in NameKind::ALL.into_iter().enumerate() {
         for n in &g.names[k] {
+            // A location named `-` is no location in the text formats (their writers
+            // refuse it): `--` instead.
+            let n = if kind == NameKind::Loc && n == "-" {
+                "--"
+            } else {
+                n
+            };
             names.table_mut(kind).intern(n.as_bytes());
         }
     }
@@ -714,6 +721,7 @@ fn std_writer_refuses_names_it_cannot_write() {
         (NameKind::Thread, " x"),
         (NameKind::Var, "x;y"),
         (NameKind::Loc, "l\nm"),
+        (NameKind::Loc, "-"),
     ] {
         let mut names = Names::new();
         names.threads.intern(b"T");

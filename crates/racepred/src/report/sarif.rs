@@ -120,8 +120,13 @@ fn location(
     message: Option<String>,
 ) -> Value {
     let name = ctx.locs().show(loc);
+    // `-` (no location) is no source position either.
+    let (logical, kind) = if loc.is_none() {
+        (var, "variable")
+    } else {
+        (name, "member")
+    };
     let mut v = match split_source(name) {
-        _ if loc.is_none() => json!({"logicalLocations": [{"name": var, "kind": "variable"}]}),
         Some((path, line, col)) => {
             let mut region = json!({ "startLine": line });
             if let Some(c) = col.filter(|&c| c > 0) {
@@ -132,7 +137,7 @@ fn location(
                 "region": region,
             }})
         }
-        None => json!({"logicalLocations": [{"name": name, "kind": "member"}]}),
+        None => json!({"logicalLocations": [{"name": logical, "kind": kind}]}),
     };
     if let Some(id) = id {
         v["id"] = id.into();

@@ -27,7 +27,7 @@
 
 use super::lines::{check_name, trim};
 use super::text::{LineFormat, TextReader};
-use super::{Event, LocId, Names, Op, ThreadId};
+use super::{Event, Names, Op, ThreadId};
 use crate::error::{Error, ErrorKind, Result};
 
 fn op_of(name: &[u8]) -> Option<Op> {
@@ -118,7 +118,7 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<(Event, u64)> {
     };
     let t = ThreadId(names.threads.intern(tid));
     let target = names.table_mut(op.target_kind()).intern(obj);
-    let loc = LocId(names.locs.intern(loc));
+    let loc = names.intern_loc(loc);
     Ok((Event::new(t, op, target, loc), seq))
 }
 

@@ -6,8 +6,7 @@ use super::event::NameKind;
 ///
 /// Invariant: name `id` is `text[ends.range(id)]`; every name appears once, in the
 /// direct table or in the hash table, never both. Names are stored end to end in one string
-/// (no allocation per name: a CSV trace names a location per row, 10^7 names), and the hash
-/// table holds ids only, hashing the stored bytes.
+/// (no allocation per name), and the hash table holds ids only, hashing the stored bytes.
 ///
 /// Names of the form `<prefix><decimal>` (RAPID's `T12`, `V3`, `L0`, RoadRunner's integer
 /// locations; the prefix is fixed by the first such name) are looked up through a direct
@@ -41,9 +40,9 @@ fn stored<'a>(text: &'a str, ends: &Ends, id: u32) -> &'a str {
 }
 
 /// Where each name of an [`Interner`] ends in its text: 4 bytes a name instead of a `usize`'s
-/// 8 (a CSV trace names a location per row: 40 MB of the 195 MB that `stats` took on a
-/// 10^7-row trace). The text may still pass 4 GiB: the ids of the names that end past
-/// each multiple of 2^32 are kept.
+/// 8 (3–4 MB less on dacapo_lusearch_q2_t2; 40 MB when CSV traces still named a location
+/// per row). The text may still pass 4 GiB: the ids of the names that end past each
+/// multiple of 2^32 are kept.
 #[derive(Clone, Debug, Default)]
 struct Ends {
     /// Per name: its end, modulo 2^32.
@@ -373,6 +372,18 @@ impl Names {
         }
     }
 
+    /// The location named `name` in a trace, interned; `-` is no location
+    /// ([`LocId::NONE`](super::LocId::NONE)): what [`Names::loc`], reports and writers give
+    /// an event without one, so that it reads back as none.
+    #[inline]
+    pub fn intern_loc(&mut self, name: &[u8]) -> super::LocId {
+        if name == b"-" {
+            super::LocId::NONE
+        } else {
+            super::LocId(self.locs.intern(name))
+        }
+    }
+
     /// The name of a location for reports (`"-"` when the event has none).
     pub fn loc(&self, loc: super::LocId) -> &str {
         if loc.is_none() {
@@ -406,6 +417,18 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dash_is_no_location() {
+        let mut n = Names::default();
+        assert!(n.intern_loc(b"-").is_none());
+        let a = n.intern_loc(b"12");
+        assert_eq!(n.intern_loc(b"--"), super::super::LocId(1));
+        assert_eq!(n.intern_loc(b"12"), a);
+        let none = n.intern_loc(b"-");
+        assert_eq!(n.loc(none), "-");
+        assert_eq!(n.locs.len(), 2);
+    }
 
     #[test]
     fn fast_and_slow_paths_agree() {

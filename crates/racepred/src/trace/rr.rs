@@ -221,11 +221,9 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
             ));
         }
         LocId::NONE
-    } else if f2 == b"-" {
-        LocId::NONE // what reports and writers print for no location
     } else {
         check_name(f2, "location")?;
-        LocId(names.locs.intern(f2))
+        names.intern_loc(f2)
     };
     let t = ThreadId(names.threads.intern(thread));
     let target = names.table_mut(op.target_kind()).intern(aux);

@@ -273,12 +273,7 @@ pub(crate) fn parse_line<'a>(
             }
         }
     };
-    // `-` is no location: what reports and writers print for an event without one.
-    let loc = if loc == b"-" {
-        LocId::NONE
-    } else {
-        LocId(names.locs.intern(loc))
-    };
+    let loc = names.intern_loc(loc);
     Ok((Event::new(thread_id, op, target, loc), part, alt))
 }
 

@@ -13,7 +13,7 @@
 //!
 //! Names STD cannot represent (empty, containing `|` or a line break, surrounding
 //! whitespace, `;` in a target or address, `,` in an address, a thread name starting with
-//! `#`) are rejected with an error naming the name, never written ambiguously. Parentheses
+//! `#`, a location named `-`) are rejected with an error naming the name, never written ambiguously. Parentheses
 //! are fine: the reader splits the operation at the first `(` and the last `)`.
 
 use std::io::{BufWriter, Write};
@@ -225,6 +225,7 @@ fn check_std_name(name: &str, role: Role) -> Result<()> {
     }
     match role {
         Role::Thread if b[0] == b'#' => fail("a thread name starting with `#` reads as a comment"),
+        Role::Loc if b == b"-" => fail("`-` reads back as no location"),
         Role::Target | Role::Address if b.contains(&b';') => fail("it contains `;`"),
         Role::Address if b.contains(&b',') => fail("an address containing `,`"),
         _ => Ok(()),

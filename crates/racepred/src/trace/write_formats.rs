@@ -13,7 +13,7 @@
 //! number (`7`, or `T7` for CSV) keeps it; any other thread is written as its index in the
 //! source's thread table (the first thread seen is 0). Two threads that would get the same
 //! number are an error, never merged. An event without location is written with location
-//! `-` (as the STD writer does). The Go-tool log's last field is the source's global access
+//! `-` (as the STD writer does), so a location named `-` is an error. The Go-tool log's last field is the source's global access
 //! number when it has one, else the event's 1-based index. Names a format cannot hold
 //! (containing its separators or whitespace, surrounding whitespace) are rejected with an
 //! error naming the name.
@@ -270,6 +270,9 @@ fn check_name(name: &str, kind: NameKind, fmt: TextFormat) -> Result<()> {
     if b.iter().any(|&c| c == b'\n' || c == b'\r' || c == 0) {
         return fail("it contains a line break or a NUL byte");
     }
+    if kind == NameKind::Loc && b == b"-" {
+        return fail("`-` reads back as no location");
+    }
     match fmt {
         // Tokens end at whitespace; the target ends the call `(THREAD,TARGET)`.
         TextFormat::Rr | TextFormat::Csv if b.iter().any(u8::is_ascii_whitespace) => {
@@ -469,6 +472,15 @@ mod tests {
         ] {
             let e = write(&std(text), fmt).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?} {fmt:?}: {e}");
+        }
+        // A location named `-` (no reader makes one; a library user may): it would read
+        // back as no location.
+        let mut t = std("0|w(x)|1\n");
+        t.names.locs = Default::default();
+        t.events[0].loc = crate::trace::LocId(t.names.locs.intern(b"-"));
+        for fmt in [TextFormat::Rr, TextFormat::GoLog] {
+            let e = write(&t, fmt).unwrap_err().to_string();
+            assert!(e.contains("`-` reads back as no location"), "{fmt:?}: {e}");
         }
     }
 }
