@@ -1642,9 +1642,8 @@ impl HistoryLog {
             prefetch(sites as *const _ as *const u8);
             prefetch(heads as *const _ as *const u8);
         }
-        if !self.find.slots.is_empty() {
-            let key = (ev.var().0, ev.thread.0, ls);
-            prefetch(self.find.slots[self.find.start(key)].as_ptr() as *const u8);
+        if let Some(slot) = self.find.slot_ptr((ev.var().0, ev.thread.0, ls)) {
+            prefetch(slot);
         }
     }
 
@@ -1669,7 +1668,7 @@ impl HistoryLog {
                 prefetch(&self.classes[h.class as usize] as *const HistClass as *const u8);
             }
         }
-        if let Some(c) = self.find.get((x as u32, ev.thread.0, ls)) {
+        if let Some(c) = self.find.probable((x as u32, ev.thread.0, ls)) {
             prefetch(&self.classes[c as usize] as *const HistClass as *const u8);
         }
     }
@@ -1680,7 +1679,7 @@ impl HistoryLog {
     /// the cache by then.)
     #[inline]
     pub fn prefetch_neighbours(&self, ls: LsId, ev: &Event) {
-        if let Some(c) = self.find.get((ev.var().0, ev.thread.0, ls)) {
+        if let Some(c) = self.find.get(&self.classes, (ev.var().0, ev.thread.0, ls)) {
             let class = &self.classes[c as usize];
             for n in [class.prev, class.next] {
                 if let Some(n) = self.classes.get(n as usize) {
@@ -1719,7 +1718,9 @@ impl HistoryLog {
                 if len > SHORT_LIST {
                     self.table_pushes += 1;
                     self.find
-                        .get_or_insert_with((x as u32, t as u32, ls), || new_class(classes, ls))
+                        .get_or_insert_with(classes, (x as u32, t as u32, ls), |classes| {
+                            new_class(classes, ls)
+                        })
                 } else {
                     let mut c = classes[h as usize].next;
                     while c != NIL && classes[c as usize].ls != ls {
@@ -1838,85 +1839,137 @@ impl HistoryLog {
     }
 }
 
-/// The classes of [`HistoryLog`]'s long lists by (variable, thread, lockset): open addressing
-/// with linear probing, key and class in one 16-byte slot, so that a lookup costs one cache
-/// miss (hashbrown's control bytes and slots were two, and the lookups a quarter of
-/// `w3po --history 4` on the generated 10^7-event trace, whose 925 112 classes are almost
-/// all in long lists). Classes are never removed.
+/// The classes of [`HistoryLog`]'s long lists by (variable, thread, lockset): a table per
+/// thread, open addressing with linear probing. A slot is 8 bytes, a tag and the class: the
+/// tag is `x ^ f(ls)` for the key's variable `x` and lockset `ls` (`f` a bijection mixing
+/// `ls`), so a slot whose tag matches and whose class has lockset `ls` has variable `x`: the
+/// key is checked exactly against the class, which the caller reads next anyway. A lookup
+/// costs one cache miss (hashbrown's control bytes and slots were two, and the lookups a
+/// quarter of `w3po --history 4` on the generated 10^7-event trace, whose 925 112 classes are
+/// almost all in long lists). Slots of 16 bytes holding the whole key were 33.5 MB there,
+/// and 50 MB while the table grew; per thread, each table's growth is a fraction of that.
+/// Classes are never removed.
 #[derive(Debug, Default)]
 struct ClassTable {
-    /// (variable, thread, lockset, class); class [`NIL`] marks a free slot.
-    slots: Vec<[u32; 4]>,
+    /// Per thread.
+    threads: Vec<ThreadTable>,
+}
+
+#[derive(Debug, Default)]
+struct ThreadTable {
+    /// (tag, class); class [`NIL`] marks a free slot.
+    slots: Vec<[u32; 2]>,
     len: usize,
 }
 
-impl ClassTable {
+impl ThreadTable {
+    /// The slot where `tag`'s probe starts.
     #[inline]
-    fn start(&self, (x, t, ls): (u32, u32, LsId)) -> usize {
-        let k =
-            (u64::from(x) << 32 | u64::from(ls)) ^ u64::from(t).wrapping_mul(0xA24B_AED4_963E_E407);
-        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    fn start(&self, tag: u32) -> usize {
+        let h = u64::from(tag).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         // The high bits are the well-mixed ones.
         (h >> (64 - self.slots.len().trailing_zeros())) as usize
     }
 
-    /// The class of `key`, if any.
+    /// The slot of `tag` whose class `is` says matches.
     #[inline]
-    fn get(&self, key: (u32, u32, LsId)) -> Option<u32> {
+    fn find(&self, tag: u32, is: impl Fn(u32) -> bool) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut i = self.start(key);
+        let mut i = self.start(tag);
         loop {
-            let [x, t, ls, c] = self.slots[i];
+            let [g, c] = self.slots[i];
             if c == NIL {
                 return None;
             }
-            if (x, t, ls) == key {
+            if g == tag && is(c) {
                 return Some(c);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// The class of `key`, made by `new` and added if absent.
-    #[inline]
-    fn get_or_insert_with(&mut self, key: (u32, u32, LsId), new: impl FnOnce() -> u32) -> u32 {
-        if let Some(c) = self.get(key) {
-            return c;
-        }
-        let c = new();
-        self.insert(key, c);
-        c
-    }
-
-    /// Adds `key` (absent) with class `c`.
-    fn insert(&mut self, key: (u32, u32, LsId), c: u32) {
+    /// Adds class `c` (absent) under `tag`.
+    fn insert(&mut self, tag: u32, c: u32) {
         // At most 3/4 full.
         if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.grow();
         }
         let mask = self.slots.len() - 1;
-        let mut i = self.start(key);
-        while self.slots[i][3] != NIL {
-            debug_assert!(self.slots[i][..3] != [key.0, key.1, key.2]);
+        let mut i = self.start(tag);
+        while self.slots[i][1] != NIL {
             i = (i + 1) & mask;
         }
-        self.slots[i] = [key.0, key.1, key.2, c];
+        self.slots[i] = [tag, c];
         self.len += 1;
     }
 
     #[cold]
     fn grow(&mut self) {
         let n = (2 * self.slots.len()).max(64);
-        let old = std::mem::replace(&mut self.slots, vec![[0, 0, 0, NIL]; n]);
+        let old = std::mem::replace(&mut self.slots, vec![[0, NIL]; n]);
         self.len = 0;
-        for [x, t, ls, c] in old {
+        for [tag, c] in old {
             if c != NIL {
-                self.insert((x, t, ls), c);
+                self.insert(tag, c);
             }
         }
+    }
+}
+
+impl ClassTable {
+    /// The tag of variable `x` and lockset `ls`: given `ls`, it determines `x`.
+    #[inline]
+    fn tag(x: u32, ls: LsId) -> u32 {
+        x ^ ls.wrapping_mul(0x9E37_79B9)
+    }
+
+    /// The table slot where the probe for `key` starts, to ask the cache for.
+    #[inline]
+    fn slot_ptr(&self, (x, t, ls): (u32, u32, LsId)) -> Option<*const u8> {
+        let table = self.threads.get(t as usize).filter(|s| !s.slots.is_empty())?;
+        Some(table.slots[table.start(Self::tag(x, ls))].as_ptr() as *const u8)
+    }
+
+    /// The class of `key`, if any.
+    #[inline]
+    fn get(&self, classes: &[HistClass], (x, t, ls): (u32, u32, LsId)) -> Option<u32> {
+        let table = self.threads.get(t as usize)?;
+        table.find(Self::tag(x, ls), |c| classes[c as usize].ls == ls)
+    }
+
+    /// The class of `key` if any, most likely: the first whose tag matches, unchecked (for
+    /// prefetching without reading the class).
+    #[inline]
+    fn probable(&self, (x, t, ls): (u32, u32, LsId)) -> Option<u32> {
+        let table = self.threads.get(t as usize)?;
+        table.find(Self::tag(x, ls), |_| true)
+    }
+
+    /// The class of `key`, made by `new` and added if absent.
+    #[inline]
+    fn get_or_insert_with(
+        &mut self,
+        classes: &mut Vec<HistClass>,
+        key: (u32, u32, LsId),
+        new: impl FnOnce(&mut Vec<HistClass>) -> u32,
+    ) -> u32 {
+        if let Some(c) = self.get(classes, key) {
+            return c;
+        }
+        let c = new(classes);
+        self.insert(key, c);
+        c
+    }
+
+    /// Adds `key` (absent) with class `c`, whose lockset is the key's.
+    fn insert(&mut self, (x, t, ls): (u32, u32, LsId), c: u32) {
+        if t as usize >= self.threads.len() {
+            self.threads.resize_with(t as usize + 1, ThreadTable::default);
+        }
+        self.threads[t as usize].insert(Self::tag(x, ls), c);
     }
 }
 
@@ -2135,23 +2188,35 @@ mod tests {
     #[test]
     fn class_table_finds_what_it_stored() {
         let mut table = ClassTable::default();
+        let mut classes = Vec::new();
         let key = |i: u32| (i % 97, i % 5, i / 3);
         let mut made = 0;
         for i in 0..5000u32 {
-            let c = table.get_or_insert_with(key(i), || {
+            let c = table.get_or_insert_with(&mut classes, key(i), |classes| {
                 made += 1;
-                i
+                new_class(classes, i / 3)
             });
             assert_eq!(c, i);
         }
-        assert_eq!((made, table.len), (5000, 5000));
-        assert!(4 * table.len <= 3 * table.slots.len());
+        let len: usize = table.threads.iter().map(|s| s.len).sum();
+        assert_eq!((made, len), (5000, 5000));
+        assert!(table.threads.iter().all(|s| 4 * s.len <= 3 * s.slots.len()));
         for i in 0..5000u32 {
-            assert_eq!(
-                table.get_or_insert_with(key(i), || panic!("{i} is there")),
-                i
-            );
+            assert_eq!(table.get(&classes, key(i)), Some(i));
+            assert_eq!(table.probable(key(i)), Some(i));
         }
+        // Keys whose tags collide are told apart by their class's lockset.
+        let (x, t, ls) = key(4321);
+        let other = 7;
+        let twin = (x ^ ClassTable::tag(0, ls) ^ ClassTable::tag(0, other), t, other);
+        assert_eq!(ClassTable::tag(twin.0, twin.2), ClassTable::tag(x, ls));
+        assert_ne!(twin, key(4321));
+        assert_eq!(table.get(&classes, twin), None);
+        let c = table.get_or_insert_with(&mut classes, twin, |classes| new_class(classes, other));
+        assert_eq!(c, 5000);
+        assert_eq!(table.get(&classes, twin), Some(5000));
+        assert_eq!(table.get(&classes, (x, t, ls)), Some(4321));
+        assert_eq!(table.get(&classes, (x, t + 1, ls)), None);
     }
 
     /// A (variable, thread) keeps one class per lockset however many it has (a short list,
