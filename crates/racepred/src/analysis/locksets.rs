@@ -1929,7 +1929,10 @@ impl ClassTable {
     /// The table slot where the probe for `key` starts, to ask the cache for.
     #[inline]
     fn slot_ptr(&self, (x, t, ls): (u32, u32, LsId)) -> Option<*const u8> {
-        let table = self.threads.get(t as usize).filter(|s| !s.slots.is_empty())?;
+        let table = self
+            .threads
+            .get(t as usize)
+            .filter(|s| !s.slots.is_empty())?;
         Some(table.slots[table.start(Self::tag(x, ls))].as_ptr() as *const u8)
     }
 
@@ -1967,7 +1970,8 @@ impl ClassTable {
     /// Adds `key` (absent) with class `c`, whose lockset is the key's.
     fn insert(&mut self, (x, t, ls): (u32, u32, LsId), c: u32) {
         if t as usize >= self.threads.len() {
-            self.threads.resize_with(t as usize + 1, ThreadTable::default);
+            self.threads
+                .resize_with(t as usize + 1, ThreadTable::default);
         }
         self.threads[t as usize].insert(Self::tag(x, ls), c);
     }
@@ -2208,7 +2212,11 @@ mod tests {
         // Keys whose tags collide are told apart by their class's lockset.
         let (x, t, ls) = key(4321);
         let other = 7;
-        let twin = (x ^ ClassTable::tag(0, ls) ^ ClassTable::tag(0, other), t, other);
+        let twin = (
+            x ^ ClassTable::tag(0, ls) ^ ClassTable::tag(0, other),
+            t,
+            other,
+        );
         assert_eq!(ClassTable::tag(twin.0, twin.2), ClassTable::tag(x, ls));
         assert_ne!(twin, key(4321));
         assert_eq!(table.get(&classes, twin), None);
