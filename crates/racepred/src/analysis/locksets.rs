@@ -576,9 +576,10 @@ impl PairSink {
 /// its first instance — earliest second event, then latest first event (as
 /// [`RaceReport::location_groups`] defines it) — and its number of racing accesses
 /// (distinct second events).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct GroupSink {
-    /// Per group: what every hit reads and writes. Apart from the first instances, so that
+    /// Per group: what a hit reads and writes (every hit, or only a site pair's first while
+    /// [`GroupSink::pair_counters`] holds). Apart from the first instances, so that
     /// the counters of the usual number of groups stay in the first-level cache (the first
     /// instances with them were 72 bytes a group, and the counter's load the costliest of a
     /// `lockset` access on the generated 10^7-event trace).
@@ -589,7 +590,11 @@ pub struct GroupSink {
     /// The sites' group caches ([`Site`]'s `groups`): blocks of a length, then a group per
     /// site of the variable (`u32::MAX`: not known yet). A variable that gains sites gets a
     /// longer block; the old one is left behind (sites are few and rarely added late).
+    /// With each group a counter of the site pair's hits ([`GroupSink::hit_pair`]).
     cache: Vec<u32>,
+    /// Hits may go to the site pairs' counters: only a check that hits each site once per
+    /// access hits the groups (not so once W3PO's write-read pairs come another way).
+    pair_counters: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -599,6 +604,18 @@ struct GroupCount {
     last: u64,
 }
 
+impl Default for GroupSink {
+    fn default() -> Self {
+        GroupSink {
+            counts: Vec::new(),
+            firsts: Vec::new(),
+            index: FxHashMap::default(),
+            cache: Vec::new(),
+            pair_counters: true,
+        }
+    }
+}
+
 impl GroupSink {
     /// The group cached at block `block` (a site's `groups`) for site `s`, `u32::MAX` if none.
     #[inline]
@@ -606,7 +623,52 @@ impl GroupSink {
         if block == NIL || s >= self.cache[block as usize] as usize {
             return u32::MAX;
         }
-        self.cache[block as usize + 1 + s]
+        self.cache[block as usize + 1 + 2 * s]
+    }
+
+    /// [`GroupSink::hit`] for a check that hits each site once (`Shadow`), through the
+    /// counter of the site pair (`block`, `s`) when the pair has had its first hit: no look at
+    /// the group's counter. Returns false (nothing counted) when the pair has no group cached
+    /// or no first hit yet; the caller then takes [`GroupSink::hit`].
+    #[inline(always)]
+    fn hit_pair(&mut self, block: u32, s: usize) -> bool {
+        if !self.pair_counters || block == NIL || s >= self.cache[block as usize] as usize {
+            return false;
+        }
+        let local = &mut self.cache[block as usize + 2 + 2 * s];
+        if *local == 0 || *local == u32::MAX {
+            return false; // no first hit yet, or the counter is full
+        }
+        *local += 1;
+        true
+    }
+
+    /// Marks the site pair (`block`, `s`), whose group has just been hit, as hit: later hits
+    /// count in the pair's counter ([`GroupSink::hit_pair`]).
+    #[inline]
+    fn pair_hit(&mut self, block: u32, s: usize) {
+        if block != NIL && s < self.cache[block as usize] as usize {
+            let local = &mut self.cache[block as usize + 2 + 2 * s];
+            if *local == 0 {
+                *local = 1;
+            }
+        }
+    }
+
+    /// Adds the site pairs' counters to their groups' (1 marks a first hit, counted in the
+    /// group already).
+    fn settle_pairs(&mut self) {
+        let mut at = 0;
+        while at < self.cache.len() {
+            let n = self.cache[at] as usize;
+            for s in 0..n {
+                let (g, local) = (self.cache[at + 1 + 2 * s], self.cache[at + 2 + 2 * s]);
+                if local > 1 {
+                    self.counts[g as usize].count += u64::from(local - 1);
+                }
+            }
+            at += 1 + 2 * n;
+        }
     }
 
     /// Caches group `g` for site `s` in `block` (a site's `groups`, of a variable with `n`
@@ -616,14 +678,20 @@ impl GroupSink {
         if *block == NIL || s >= self.cache[*block as usize] as usize {
             let at = self.cache.len();
             self.cache.push(n as u32);
-            self.cache.resize(at + 1 + n, u32::MAX);
+            for _ in 0..n {
+                self.cache.extend([u32::MAX, 0]);
+            }
             if *block != NIL {
+                // The old block's groups and counters move; it is left counting nothing.
                 let (old, len) = (*block as usize, self.cache[*block as usize] as usize);
-                self.cache.copy_within(old + 1..old + 1 + len, at + 1);
+                self.cache.copy_within(old + 1..old + 1 + 2 * len, at + 1);
+                for k in 0..len {
+                    self.cache[old + 2 + 2 * k] = 0;
+                }
             }
             *block = u32::try_from(at).expect("group cache under 2^32 entries");
         }
-        self.cache[*block as usize + 1 + s] = g;
+        self.cache[*block as usize + 1 + 2 * s] = g;
     }
 
     /// The group of (a `first_write` access at `first_loc`, `second`), created if new.
@@ -708,6 +776,7 @@ impl GroupSink {
     #[cold]
     #[inline(never)]
     pub fn into_report(&mut self, report: &mut RaceReport) {
+        self.settle_pairs();
         let (counts, firsts) = (
             std::mem::take(&mut self.counts),
             std::mem::take(&mut self.firsts),
@@ -974,7 +1043,7 @@ impl Shadow {
                 }
                 if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
                     let u = ThreadId(e.thread);
-                    hit_site(sink, sites, me, s, u, e.index, index, ev);
+                    hit_site_once(sink, sites, me, s, u, e.index, index, ev);
                     break;
                 }
             }
@@ -1296,6 +1365,30 @@ fn hit_site<E>(
     let op = if write { Op::Write } else { Op::Read };
     sink.hit(g, first, || Event::new(u, op, ev.target, loc), index, ev);
     g
+}
+
+/// [`hit_site`] for a check that hits each site at most once per access (`Shadow`): after
+/// the first hit of the site pair (`me`, `s`), which goes to the group (its count and first
+/// instance), the pair's own counter counts, without a look at the group. Exact: the later
+/// hits' second events are later than the group's first instance's, and no other pair
+/// counts the same second event in the same group (a second event has one variable, whose
+/// sites pair with it in distinct groups).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn hit_site_once<E>(
+    sink: &mut GroupSink,
+    sites: &mut [Site<E>],
+    me: usize,
+    s: usize,
+    u: ThreadId,
+    first: u64,
+    index: u64,
+    ev: &Event,
+) {
+    if !sink.hit_pair(sites[me].groups, s) {
+        hit_site(sink, sites, me, s, u, first, index, ev);
+        sink.pair_hit(sites[me].groups, s);
+    }
 }
 
 /// [`hit_site`]'s group when site `me` has not cached it for site `s` yet.
@@ -2128,6 +2221,10 @@ impl Pairs {
         match self {
             Pairs::All { sink, .. } => sink.add_events(first, first_ev, second, second_ev),
             Pairs::Grouped { sink, .. } | Pairs::GroupedLog { sink, .. } => {
+                // A second way to a group: from now on every hit goes to the group, whose
+                // last second event keeps a second event from counting twice (the site
+                // pairs' counters so far are exact: no pair came this way before).
+                sink.pair_counters = false;
                 let g = sink.group_of(first_ev.loc, first_ev.is_write(), &second_ev);
                 sink.hit(g, first, || first_ev, second, &second_ev);
             }
