@@ -1043,7 +1043,7 @@ impl Shadow {
                 }
                 if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
                     let u = ThreadId(e.thread);
-                    hit_site_once(sink, sites, me, s, u, e.index, index, ev);
+                    hit_site::<_, true>(sink, sites, me, s, u, e.index, index, ev);
                     break;
                 }
             }
@@ -1342,12 +1342,20 @@ fn dominated<const CLOCKLESS: bool>(
 }
 
 /// Records in `sink` the pair of an access of thread `u` at site `s` (event `first`) and
-/// the current access `ev` (event `index`, at site `me`); returns the pair's group.
-/// Always inlined, with the first pair of a location pair out of line (`lockset` calls it
-/// for nearly every check of the generated 10^7-event trace).
+/// the current access `ev` (event `index`, at site `me`); returns the pair's group (`NIL`
+/// when `ONCE` counted it in the site pair's counter). Always inlined, with the first pair
+/// of a location pair out of line (`lockset` calls it for nearly every check of the
+/// generated 10^7-event trace).
+///
+/// `ONCE`: the check hits each site at most once per access (`Shadow`). After the first hit
+/// of the site pair (`me`, `s`), which goes to the group (its count and first instance),
+/// the pair's own counter counts, without a look at the group ([`GroupSink::hit_pair`]).
+/// Exact: the later hits' second events are later than the group's first instance's, and
+/// no other pair counts the same second event in the same group (a second event has one
+/// variable, whose sites pair with it in distinct groups).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn hit_site<E>(
+fn hit_site<E, const ONCE: bool>(
     sink: &mut GroupSink,
     sites: &mut [Site<E>],
     me: usize,
@@ -1357,6 +1365,9 @@ fn hit_site<E>(
     index: u64,
     ev: &Event,
 ) -> u32 {
+    if ONCE && sink.hit_pair(sites[me].groups, s) {
+        return NIL;
+    }
     let (loc, write) = (sites[s].loc, sites[s].write);
     let g = match sink.cached(sites[me].groups, s) {
         u32::MAX => first_group(sink, sites, me, s, ev),
@@ -1364,31 +1375,10 @@ fn hit_site<E>(
     };
     let op = if write { Op::Write } else { Op::Read };
     sink.hit(g, first, || Event::new(u, op, ev.target, loc), index, ev);
-    g
-}
-
-/// [`hit_site`] for a check that hits each site at most once per access (`Shadow`): after
-/// the first hit of the site pair (`me`, `s`), which goes to the group (its count and first
-/// instance), the pair's own counter counts, without a look at the group. Exact: the later
-/// hits' second events are later than the group's first instance's, and no other pair
-/// counts the same second event in the same group (a second event has one variable, whose
-/// sites pair with it in distinct groups).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn hit_site_once<E>(
-    sink: &mut GroupSink,
-    sites: &mut [Site<E>],
-    me: usize,
-    s: usize,
-    u: ThreadId,
-    first: u64,
-    index: u64,
-    ev: &Event,
-) {
-    if !sink.hit_pair(sites[me].groups, s) {
-        hit_site(sink, sites, me, s, u, first, index, ev);
+    if ONCE {
         sink.pair_hit(sites[me].groups, s);
     }
+    g
 }
 
 /// [`hit_site`]'s group when site `me` has not cached it for site `s` yet.
@@ -1703,7 +1693,7 @@ impl HistoryLog {
                         if done[s] || (clock.is_some() && time <= known) {
                             continue;
                         }
-                        let g = hit_site(sink, sites, me, s, u, first_index, index, ev);
+                        let g = hit_site::<_, false>(sink, sites, me, s, u, first_index, index, ev);
                         if !sink.open(g, index) {
                             done[s] = true;
                             left -= 1;
