@@ -576,10 +576,10 @@ impl PairSink {
 /// its first instance — earliest second event, then latest first event (as
 /// [`RaceReport::location_groups`] defines it) — and its number of racing accesses
 /// (distinct second events).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct GroupSink {
-    /// Per group: what a hit reads and writes (every hit, or only a site pair's first while
-    /// [`GroupSink::pair_counters`] holds). Apart from the first instances, so that
+    /// Per group: what a hit reads and writes (only a site pair's first, unless
+    /// [`GroupSink::other_way`]). Apart from the first instances, so that
     /// the counters of the usual number of groups stay in the first-level cache (the first
     /// instances with them were 72 bytes a group, and the counter's load the costliest of a
     /// `lockset` access on the generated 10^7-event trace).
@@ -587,14 +587,14 @@ pub struct GroupSink {
     /// Per group: its first instance (set at its first hit).
     firsts: Vec<RacePair>,
     index: FxHashMap<GroupKey, u32>,
-    /// The sites' group caches ([`Site`]'s `groups`): blocks of a length, then a group per
-    /// site of the variable (`u32::MAX`: not known yet). A variable that gains sites gets a
-    /// longer block; the old one is left behind (sites are few and rarely added late).
-    /// With each group a counter of the site pair's hits ([`GroupSink::hit_pair`]).
+    /// The sites' group caches ([`Site`]'s `groups`): blocks of a length, then per site of
+    /// the variable its group (`u32::MAX`: not known yet) and the site pair's counter
+    /// ([`GroupSink::hit_pair`]). A variable that gains sites gets a longer block; the old
+    /// one is left behind, counting nothing (sites are few and rarely added late).
     cache: Vec<u32>,
-    /// Hits may go to the site pairs' counters: only a check that hits each site once per
-    /// access hits the groups (not so once W3PO's write-read pairs come another way).
-    pair_counters: bool,
+    /// Groups are hit another way too (W3PO's write-read pairs), so not only by a check that
+    /// hits each site once per access: every hit goes to the group, none to a pair counter.
+    other_way: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -604,38 +604,31 @@ struct GroupCount {
     last: u64,
 }
 
-impl Default for GroupSink {
-    fn default() -> Self {
-        GroupSink {
-            counts: Vec::new(),
-            firsts: Vec::new(),
-            index: FxHashMap::default(),
-            cache: Vec::new(),
-            pair_counters: true,
-        }
-    }
-}
-
 impl GroupSink {
     /// The group cached at block `block` (a site's `groups`) for site `s`, `u32::MAX` if none.
     #[inline]
     fn cached(&self, block: u32, s: usize) -> u32 {
-        if block == NIL || s >= self.cache[block as usize] as usize {
-            return u32::MAX;
-        }
-        self.cache[block as usize + 1 + 2 * s]
+        self.pair_at(block, s).map_or(u32::MAX, |i| self.cache[i])
+    }
+
+    /// Where block `block` (a site's `groups`) keeps site `s`'s group (its counter follows),
+    /// if the block reaches `s`.
+    #[inline(always)]
+    fn pair_at(&self, block: u32, s: usize) -> Option<usize> {
+        (block != NIL && s < self.cache[block as usize] as usize)
+            .then_some(block as usize + 1 + 2 * s)
     }
 
     /// [`GroupSink::hit`] for a check that hits each site once (`Shadow`), through the
     /// counter of the site pair (`block`, `s`) when the pair has had its first hit: no look at
     /// the group's counter. Returns false (nothing counted) when the pair has no group cached
-    /// or no first hit yet; the caller then takes [`GroupSink::hit`].
+    /// or no first hit yet; the caller then hits the group ([`hit_site`]).
     #[inline(always)]
     fn hit_pair(&mut self, block: u32, s: usize) -> bool {
-        if !self.pair_counters || block == NIL || s >= self.cache[block as usize] as usize {
+        let Some(i) = self.pair_at(block, s).filter(|_| !self.other_way) else {
             return false;
-        }
-        let local = &mut self.cache[block as usize + 2 + 2 * s];
+        };
+        let local = &mut self.cache[i + 1];
         if *local == 0 || *local == u32::MAX {
             return false; // no first hit yet, or the counter is full
         }
@@ -647,11 +640,8 @@ impl GroupSink {
     /// count in the pair's counter ([`GroupSink::hit_pair`]).
     #[inline]
     fn pair_hit(&mut self, block: u32, s: usize) {
-        if block != NIL && s < self.cache[block as usize] as usize {
-            let local = &mut self.cache[block as usize + 2 + 2 * s];
-            if *local == 0 {
-                *local = 1;
-            }
+        if let Some(i) = self.pair_at(block, s) {
+            self.cache[i + 1] = self.cache[i + 1].max(1);
         }
     }
 
@@ -2214,7 +2204,7 @@ impl Pairs {
                 // A second way to a group: from now on every hit goes to the group, whose
                 // last second event keeps a second event from counting twice (the site
                 // pairs' counters so far are exact: no pair came this way before).
-                sink.pair_counters = false;
+                sink.other_way = true;
                 let g = sink.group_of(first_ev.loc, first_ev.is_write(), &second_ev);
                 sink.hit(g, first, || first_ev, second, &second_ev);
             }

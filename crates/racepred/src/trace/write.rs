@@ -13,8 +13,9 @@
 //!
 //! Names STD cannot represent (empty, containing `|` or a line break, surrounding
 //! whitespace, `;` in a target or address, `,` in an address, a thread name starting with
-//! `#`, a location named `-`) are rejected with an error naming the name, never written ambiguously. Parentheses
-//! are fine: the reader splits the operation at the first `(` and the last `)`.
+//! `#`, a location named `-`) are rejected with an error naming the name, never written
+//! ambiguously. Parentheses are fine: the reader splits the operation at the first `(` and
+//! the last `)`.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;

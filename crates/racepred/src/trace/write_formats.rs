@@ -13,10 +13,10 @@
 //! number (`7`, or `T7` for CSV) keeps it; any other thread is written as its index in the
 //! source's thread table (the first thread seen is 0). Two threads that would get the same
 //! number are an error, never merged. An event without location is written with location
-//! `-` (as the STD writer does), so a location named `-` is an error. The Go-tool log's last field is the source's global access
-//! number when it has one, else the event's 1-based index. Names a format cannot hold
-//! (containing its separators or whitespace, surrounding whitespace) are rejected with an
-//! error naming the name.
+//! `-` (as the STD writer does), so a location named `-` is an error. The Go-tool log's
+//! last field is the source's global access number when it has one, else the event's
+//! 1-based index. Names a format cannot hold (containing its separators or whitespace,
+//! surrounding whitespace) are rejected with an error naming the name.
 
 use std::collections::HashMap;
 use std::io::Write;
