@@ -37,9 +37,10 @@
 //! Each shard gets every event unchanged: the analysis, restricted with
 //! [`Analysis::restrict_to_shard`], does the renumbering and skips other shards' accesses
 //! itself ([`VarShard`]), and `lockset` and `tsan-hybrid` pick their events of a block in
-//! one pass without a branch per event ([`VarShard::select`], [`VarShard::select_timed`]). (A per-shard copy of each block with the other
-//! accesses rewritten as `br` events took two `lockset` shards 0.85 s of CPU against 0.63 s
-//! for one analysis on the generated 10^7-event trace; now 0.70 s.)
+//! one pass without a branch per event ([`VarShard::select`], [`VarShard::select_timed`]).
+//! (A per-shard copy of each block with the other accesses rewritten as `br` events took
+//! two `lockset` shards 0.85 s of CPU against 0.63 s for one analysis on the generated
+//! 10^7-event trace; now 0.70 s.)
 //!
 //! The wall-time gain needs a core per shard (and one for the reader); the CPU time grows by
 //! the duplicated synchronisation work and each shard's pass over every event. On traces

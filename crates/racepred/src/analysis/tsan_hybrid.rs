@@ -174,10 +174,16 @@ impl Analysis for TsanHybrid {
 
     /// Whole: with the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]). As a
     /// shard: only its own accesses and the events that are no accesses, picked in one pass
-    /// ([`VarShard::select_timed`]; a branch per event on an access's shard, mispredicted
-    /// half the time with two shards, made two shards 0.75–0.88 s of wall time on the
-    /// generated 10^7-event trace against 0.61–0.79 s now, five interleaved runs each),
-    /// without the look-ahead (asking ahead for the selected accesses gained nothing there).
+    /// ([`VarShard::select_timed`]), each thread's time set to what stepping at every event
+    /// would have made it, without the look-ahead (asking ahead for the selected accesses
+    /// gained nothing). Every event through the analysis, with a branch on each access's
+    /// shard, two shards took 0.80 s instead of 0.74 s on the generated 10^7-event trace
+    /// (medians of nine interleaved runs, with the driver's reuse of blocks).
+    ///
+    /// A thread's time is exact at its selected events. A child joined after accesses of
+    /// other shards' variables passes on the time of its last selected event instead of its
+    /// last event, which changes no check: every access of the child that this shard logs
+    /// is at most that time.
     ///
     /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
     fn on_events(&mut self, first: u64, events: &[Event]) {
