@@ -812,6 +812,14 @@ struct Site<E> {
     /// (on dacapo_lusearch_q2_t2 `lockset` took 1.36 s instead of 1.55 s from binary). In
     /// the padding after `write`.
     threads: u16,
+    /// [`Shadow`] without clocks: the threads that have had an entry with the empty lockset
+    /// here ([`thread_bit`]). Such an entry is dominated only by later ones with the empty
+    /// lockset too, of its thread or of two threads, so the log always keeps an entry with
+    /// the empty lockset of a thread other than any `t` whose bit is not the only one: every
+    /// access of `t` races with it (when one of the two is a write), and a check that only
+    /// has to count the pair ([`GroupSink::hit_pair`]) need not scan the log (on the
+    /// generated traces, most checks).
+    empty: u16,
     /// Every thread's entries in one vector, in time order (so the latest racing entry is
     /// the last one that races: a scan from the back stops there). The first entry is
     /// inline: most sites have one (on dacapo_lusearch_q2_t2, with 2.4·10^6 sites,
@@ -1001,6 +1009,12 @@ impl Shadow {
             if !has_other_thread(site.threads, t) {
                 continue; // only the access's thread's entries
             }
+            if clock.is_none()
+                && site.empty & !thread_bit(t) != 0
+                && sink.hit_pair(sites[me].groups, s)
+            {
+                continue; // an entry races (see `Site::empty`), and the pair only counts
+            }
             // (No group is settled yet: each site of the variable is a different location
             // pair of this access, and this is the first look at each.)
             // The latest racing entry (the first instance takes it while the group's first
@@ -1112,6 +1126,9 @@ fn log_access<const CLOCKLESS: bool>(
     entry: ShadowEntry,
 ) {
     site.threads |= thread_bit(entry.thread);
+    if CLOCKLESS && entry.mask == 0 {
+        site.empty |= thread_bit(entry.thread);
+    }
     let threads = site.threads;
     let entries = &mut site.entries;
     // One look at where the entries are (inline or on the heap), not one per use.
@@ -1438,6 +1455,7 @@ fn new_site<E: Default, A: smallvec::Array<Item = Site<E>>>(
         loc,
         write,
         threads: 0,
+        empty: 0,
         entries: E::default(),
         groups: NIL,
     });
@@ -2519,6 +2537,7 @@ mod tests {
                 loc: LocId(0),
                 write: true,
                 threads: 0,
+                empty: 0,
                 entries: SmallVec::new(),
                 groups: NIL,
             };
