@@ -1125,22 +1125,24 @@ fn log_access<const CLOCKLESS: bool>(
     table: &LocksetTable,
     entry: ShadowEntry,
 ) {
-    site.threads |= thread_bit(entry.thread);
-    if CLOCKLESS && entry.mask == 0 {
-        site.empty |= thread_bit(entry.thread);
-    }
-    let threads = site.threads;
     let entries = &mut site.entries;
     // One look at where the entries are (inline or on the heap), not one per use.
     let v = entries.as_mut_slice();
     // The usual case: the newest entry is the thread's with the same lockset. The access
-    // dominates it (and whatever it dominated): it takes its place.
+    // dominates it (and whatever it dominated): it takes its place (the site's summaries
+    // have its thread and lockset already).
     if let Some(last) = v.last_mut() {
         if last.thread == entry.thread && last.ls == entry.ls {
             *last = entry;
             return;
         }
     }
+    let bit = thread_bit(entry.thread);
+    site.threads |= bit;
+    if CLOCKLESS {
+        site.empty |= bit & u16::from(entry.mask == 0).wrapping_neg();
+    }
+    let threads = site.threads;
     if entries.len() == entries.capacity() {
         pruner.make_room::<CLOCKLESS>(entries, threads, table);
     }
