@@ -190,37 +190,6 @@ impl VarShard {
         into.truncate(n);
     }
 
-    /// [`VarShard::select`] for an analysis whose threads take a step of local time at
-    /// every event, the ones its shard skips too (TSan hybrid: the other shards' accesses):
-    /// into `into`, per selected event (its own accesses and every event but an access) its
-    /// position and the number of steps its thread took before it. `steps` carries each
-    /// thread's count from block to block; `is_step(ev)` is false for an event that is no
-    /// step (an ill-formed one the analysis ignores). Without a branch per event, like
-    /// [`VarShard::select`].
-    #[inline]
-    pub fn select_timed(
-        self,
-        events: &[Event],
-        steps: &mut Vec<u32>,
-        is_step: impl Fn(&Event) -> bool,
-        into: &mut Vec<(u32, u32)>,
-    ) {
-        into.clear();
-        into.resize(events.len(), (0, 0));
-        let mut n = 0;
-        for (i, ev) in events.iter().enumerate() {
-            let t = ev.thread.index();
-            if t >= steps.len() {
-                steps.resize(t + 1, 0);
-            }
-            let (_, r) = self.by.div_rem(ev.target);
-            into[n] = (i as u32, steps[t]);
-            steps[t] += u32::from(is_step(ev));
-            n += usize::from(!ev.is_access() | (r == self.k));
-        }
-        into.truncate(n);
-    }
-
     /// The trace's id of the shard's variable `x` (inverse of [`VarShard::view`]).
     #[inline]
     fn global(self, x: u32) -> u32 {

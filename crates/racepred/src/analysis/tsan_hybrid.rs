@@ -17,8 +17,8 @@
 //! HB has, is not kept by correct reorderings and loses predictable pairs: T1: `r(x)
 //! vw(v)`, T2: `vw(v) vr(v) w(x)`). Lock
 //! release → acquire is deliberately not an edge. The sync order is computed with vector
-//! clocks whose local component counts every event, so `e` is ordered before `f` iff
-//! `time(e) ≤ V_f(thread(e))`. By default pairs are grouped by location pair from a bounded
+//! clocks whose local component advances after each edge out of the thread (`SyncClocks`),
+//! so `e` is ordered before `f` iff `time(e) ≤ V_f(thread(e))`. By default pairs are grouped by location pair from a bounded
 //! shadow (`locksets::Shadow`: linear in the events); with `--all-pairs` every pair is
 //! enumerated from a per-(variable, thread) access log as the suffix of unknown accesses
 //! (linear in the pairs).
@@ -34,7 +34,16 @@ use crate::clock::VectorClock;
 use crate::report::{RaceReport, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
 
-/// Vector clocks of the non-lock synchronisation order, one time step per event.
+/// Vector clocks of the non-lock synchronisation order.
+///
+/// A thread's own component is its *epoch*: it starts at 1 and advances right after each
+/// edge out of the thread (its `fork`, `vw` and `sig`, and its being joined), so the
+/// accesses between two such edges share a time. That is all the order needs: another
+/// thread learns of `u`'s events only through an edge out of `u`, which carries every time
+/// of `u` up to that edge's and none after, so `e` is ordered before `f` iff
+/// `time(e) ≤ V_f(thread(e))`, as with a step per event, and only the events with an edge
+/// touch the clocks (a step per event was 32 instructions an event on the generated trace,
+/// and a `-j N` shard had to count the steps of the accesses it skips).
 #[derive(Debug, Default)]
 pub(crate) struct SyncClocks {
     pub threads: Vec<VectorClock>,
@@ -48,32 +57,48 @@ impl SyncClocks {
     #[inline]
     pub fn thread(&mut self, t: ThreadId) -> &mut VectorClock {
         if t.index() >= self.threads.len() {
-            self.threads.resize_with(t.index() + 1, VectorClock::new);
+            self.add_threads(t);
         }
         &mut self.threads[t.index()]
     }
 
-    /// Advances `ev`'s thread by one step and applies `ev`'s incoming / outgoing sync edges.
+    /// Clocks for the threads up to `t`, each at its first epoch (1: no other thread knows
+    /// any of its events, and an unknown component is 0).
+    #[cold]
+    #[inline(never)]
+    fn add_threads(&mut self, t: ThreadId) {
+        for u in self.threads.len()..=t.index() {
+            let mut c = VectorClock::new();
+            c.set(ThreadId(u as u32), 1);
+            self.threads.push(c);
+        }
+    }
+
+    /// Applies `ev`'s incoming / outgoing sync edges (nothing for an event without one).
     #[inline]
     pub fn step(&mut self, ev: &Event) {
         let t = ev.thread;
-        self.thread(t).increment(t);
         match ev.op {
             Op::Fork => {
                 let u = ev.other_thread();
                 self.thread(u);
+                self.thread(t);
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 b.join(a);
+                a.increment(t);
             }
             // A child without events still ends after its fork (fork → join edge).
             Op::Join if ev.other_thread() != t => {
                 let u = ev.other_thread();
                 self.thread(u);
+                self.thread(t);
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 a.join(b);
+                b.increment(u);
             }
             // The latest vw(X) / sig(C) publishes the thread's clock; vr(X) / wait(C) joins it.
             Op::VolatileWrite | Op::Signal => {
+                self.thread(t);
                 let table = if ev.op == Op::Signal {
                     &mut self.signal
                 } else {
@@ -84,8 +109,10 @@ impl SyncClocks {
                     table.resize_with(x + 1, VectorClock::new);
                 }
                 table[x].copy_from(&self.threads[t.index()]);
+                self.threads[t.index()].increment(t);
             }
             Op::VolatileRead | Op::Wait => {
+                self.thread(t);
                 let table = if ev.op == Op::Wait {
                     &self.signal
                 } else {
@@ -100,8 +127,7 @@ impl SyncClocks {
     }
 }
 
-/// True for an ill-formed self-fork or self-join, which the analysis ignores (no step of
-/// its thread's time either).
+/// True for an ill-formed self-fork or self-join, which the analysis ignores.
 #[inline(always)]
 fn ignored(ev: &Event) -> bool {
     matches!(ev.op, Op::Fork | Op::Join) && ev.other_thread() == ev.thread
@@ -127,10 +153,8 @@ pub struct TsanHybrid {
     pairs: Pairs,
     /// The variables analysed (all but when run as a shard).
     shard: VarShard,
-    /// A shard's events of the current block, with their thread's time before them
-    /// ([`VarShard::select_timed`]), and each thread's steps so far.
-    selected: Vec<(u32, u32)>,
-    steps: Vec<u32>,
+    /// A shard's events of the current block ([`VarShard::select`]).
+    selected: Vec<u32>,
 }
 
 impl Default for TsanHybrid {
@@ -158,7 +182,6 @@ impl TsanHybrid {
             pairs: Pairs::new(all, None),
             shard: VarShard::WHOLE,
             selected: Vec::new(),
-            steps: Vec::new(),
         }
     }
 }
@@ -174,30 +197,20 @@ impl Analysis for TsanHybrid {
 
     /// Whole: with the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]). As a
     /// shard: only its own accesses and the events that are no accesses, picked in one pass
-    /// ([`VarShard::select_timed`]), each thread's time set to what stepping at every event
-    /// would have made it, without the look-ahead (asking ahead for the selected accesses
-    /// gained nothing). Every event through the analysis, with a branch on each access's
-    /// shard, two shards took 0.80 s instead of 0.74 s on the generated 10^7-event trace
-    /// (medians of nine interleaved runs, with the driver's reuse of blocks).
-    ///
-    /// A thread's time is exact at its selected events. A child joined after accesses of
-    /// other shards' variables passes on the time of its last selected event instead of its
-    /// last event, which changes no check: every access of the child that this shard logs
-    /// is at most that time.
+    /// ([`VarShard::select`]; time advances only at sync edges, see [`SyncClocks`]), without
+    /// the look-ahead (asking ahead for the selected accesses gained nothing). Every event
+    /// through the analysis, with a branch on each access's shard, two shards took 0.80 s
+    /// instead of 0.74 s on the generated 10^7-event trace (medians of nine interleaved
+    /// runs, with the driver's reuse of blocks).
     ///
     /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
     fn on_events(&mut self, first: u64, events: &[Event]) {
         if !self.shard.is_whole() {
-            // Only the shard's own accesses and the other events but accesses; each thread's
-            // time set to what stepping at every event would have made it.
             let mut selected = std::mem::take(&mut self.selected);
-            let is_step = |ev: &Event| !ignored(ev);
-            self.shard
-                .select_timed(events, &mut self.steps, is_step, &mut selected);
-            for &(i, before) in &selected {
-                let ev = &events[i as usize];
-                self.clocks.thread(ev.thread).set(ev.thread, before);
-                self.event::<false>(first + u64::from(i), ev);
+            let sync = |op| !matches!(op, Op::Read | Op::Write);
+            self.shard.select(events, sync, &mut selected);
+            for &i in &selected {
+                self.event::<false>(first + u64::from(i), &events[i as usize]);
             }
             self.selected = selected;
             return;
@@ -233,14 +246,13 @@ impl TsanHybrid {
                 self.hold.release(ev.thread, ev.lock());
             }
             Op::Read | Op::Write => {
-                // Another shard's variable: only a step of the thread's time.
                 let Some(ev) = self.shard.own::<WHOLE>(ev) else {
-                    return;
+                    return; // another shard's variable
                 };
                 let ev = &ev;
                 let (t, w) = (ev.thread, ev.is_write());
                 let (table, ls) = (&self.hold.table, self.hold.lockset(t));
-                let clock = &self.clocks.threads[t.index()];
+                let clock = &*self.clocks.thread(t);
                 self.pairs
                     .check_push(table, ls, clock, clock.get(t), w, index, ev);
             }
