@@ -9,8 +9,8 @@
 //! event, and of the plain accesses only those of the variables `x ≡ k (mod n)`, whose ids
 //! it renumbers densely (`x / n`, so each shard's per-variable vectors are `1/n` of the
 //! whole); every other plain access becomes a `br` event, which these analyses ignore
-//! apart from counting it as an event of its thread, as they count the access (TSan
-//! hybrid's local time steps at every event). Event indices are unchanged. Each shard's
+//! apart from counting it as an event of its thread, as they count the access. Event
+//! indices are unchanged. Each shard's
 //! report is exactly the unsharded report restricted to its variables, so [`merge`]
 //! rebuilds the whole: listed pairs and racy events are unions; a grouped report's location
 //! pair gets the earliest first instance of its shards and the sum of their counts (a
