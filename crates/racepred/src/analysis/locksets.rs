@@ -934,8 +934,15 @@ impl Shadow {
         self.check_and_log::<false>(sink, table, ls, Some(clock), time, reads, index, ev);
     }
 
-    /// [`Shadow::check`], then the access's push at the site the check found (one lookup);
-    /// `CLOCKLESS` (with no clock): the domination rule of clockless shadows.
+    /// The access's check, then its push at the site the check found (one lookup of the
+    /// variable and the site for both): reports into `sink` the location pairs of the
+    /// current access `ev` (lockset `ls`, clock `clock`, every access when `None`) with the
+    /// earlier accesses of its variable (writes, and reads when `reads` is set), then logs
+    /// the access at local time `time`; `CLOCKLESS` (with no clock): the domination rule of
+    /// clockless shadows. Always inlined, so that `lockset`'s
+    /// [`Shadow::check_push_without_clock`] has no clock test left (a call for the check,
+    /// then a second lookup for the push, made it 7% slower on the generated trace and 12%
+    /// on dacapo_lusearch_q2_t2).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn check_and_log<const CLOCKLESS: bool>(
@@ -949,110 +956,86 @@ impl Shadow {
         index: u64,
         ev: &Event,
     ) {
-        let (x, me) = self.check(sink, table, ls, clock, reads, index, ev);
-        if CLOCKLESS {
-            self.clockless = true;
-        }
-        let var = &mut self.vars[x];
-        var.threads |= thread_bit(ev.thread.0);
-        let entry = ShadowEntry {
-            ls,
-            time,
-            index,
-            thread: ev.thread.0,
-            mask: table.mask(ls),
-        };
-        log_access::<CLOCKLESS>(&mut var.sites[me], &mut self.pruner, table, entry);
-    }
-
-    /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`,
-    /// clock `clock`, every access when `None`) with the earlier accesses of its variable:
-    /// writes, and reads when `reads` is set (the caller logs it afterwards). Returns
-    /// the access's (variable, site). Always inlined, so that `lockset`'s
-    /// [`Shadow::check_push_without_clock`] has no clock test left and finds its site for
-    /// the push without a second lookup (a call, then a lookup, made it 7% slower on the
-    /// generated trace and 12% on dacapo_lusearch_q2_t2).
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn check(
-        &mut self,
-        sink: &mut GroupSink,
-        table: &LocksetTable,
-        ls: LsId,
-        clock: Option<&VectorClock>,
-        reads: bool,
-        index: u64,
-        ev: &Event,
-    ) -> (usize, usize) {
         let x = ev.var().index();
         if x >= self.vars.len() {
             self.vars.resize_with(x + 1, VarShadow::default);
+        }
+        if CLOCKLESS {
+            self.clockless = true;
         }
         let var = &mut self.vars[x];
         let me = site_of(&mut var.sites, ev);
         // One look at where the sites are (inline or on the heap), not one per use.
         let sites = var.sites.as_mut_slice();
-        // The push that follows reads this site's newest entry: ask for it now.
+        // The push below reads this site's newest entry: ask for it now.
         prefetch(newest(&sites[me].entries));
         let t = ev.thread.0;
-        self.checks += 1;
-        if !has_other_thread(var.threads, t) {
-            return (x, me); // no other thread has accessed the variable
-        }
-        self.shared += 1;
         let mask = table.mask(ls);
-        for s in 0..sites.len() {
-            let site = &sites[s];
-            if !site.write && !reads {
-                continue;
-            }
-            if !has_other_thread(site.threads, t) {
-                continue; // only the access's thread's entries
-            }
-            if clock.is_none()
-                && site.empty & !thread_bit(t) != 0
-                && sink.hit_pair(sites[me].groups, s)
-            {
-                continue; // an entry races (see `Site::empty`), and the pair only counts
-            }
-            // (No group is settled yet: each site of the variable is a different location
-            // pair of this access, and this is the first look at each.)
-            // The latest racing entry (the first instance takes it while the group's first
-            // instance may still change; any one would do otherwise): entries are in time
-            // order, and the latest racing one is never dominated, so never pruned.
-            //
-            // With a clock, the scan also stops once it has met an entry known to the access
-            // of every other thread with entries here: a thread's older entries are known
-            // too (for `w3po` most are, and a scan of the whole log was most of its time).
-            // Threads from 15 on share a bit of `threads`: never once one has entries here.
-            let high = site.threads & thread_bit(15) != 0;
-            // The other threads with entries not met known yet.
-            let mut pending = if high {
-                0
-            } else {
-                site.threads & !thread_bit(t)
-            };
-            for e in site.entries.iter().rev() {
-                if e.thread == t {
+        self.checks += 1;
+        // Unless no other thread has accessed the variable.
+        if has_other_thread(var.threads, t) {
+            self.shared += 1;
+            for s in 0..sites.len() {
+                let site = &sites[s];
+                if !site.write && !reads {
                     continue;
                 }
-                if let Some(c) = clock {
-                    if e.time <= c.get(ThreadId(e.thread)) {
-                        pending &= !thread_bit(e.thread);
-                        if pending == 0 && !high {
-                            break;
-                        }
+                if !has_other_thread(site.threads, t) {
+                    continue; // only the access's thread's entries
+                }
+                if clock.is_none()
+                    && site.empty & !thread_bit(t) != 0
+                    && sink.hit_pair(sites[me].groups, s)
+                {
+                    continue; // an entry races (see `Site::empty`), and the pair only counts
+                }
+                // (No group is settled yet: each site of the variable is a different location
+                // pair of this access, and this is the first look at each.)
+                // The latest racing entry (the first instance takes it while the group's first
+                // instance may still change; any one would do otherwise): entries are in time
+                // order, and the latest racing one is never dominated, so never pruned.
+                //
+                // With a clock, the scan also stops once it has met an entry known to the access
+                // of every other thread with entries here: a thread's older entries are known
+                // too (for `w3po` most are, and a scan of the whole log was most of its time).
+                // Threads from 15 on share a bit of `threads`: never once one has entries here.
+                let high = site.threads & thread_bit(15) != 0;
+                // The other threads with entries not met known yet.
+                let mut pending = if high {
+                    0
+                } else {
+                    site.threads & !thread_bit(t)
+                };
+                for e in site.entries.iter().rev() {
+                    if e.thread == t {
                         continue;
                     }
-                }
-                if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
-                    let u = ThreadId(e.thread);
-                    hit_site::<_, true>(sink, sites, me, s, u, e.index, index, ev);
-                    break;
+                    if let Some(c) = clock {
+                        if e.time <= c.get(ThreadId(e.thread)) {
+                            pending &= !thread_bit(e.thread);
+                            if pending == 0 && !high {
+                                break;
+                            }
+                            continue;
+                        }
+                    }
+                    if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
+                        let u = ThreadId(e.thread);
+                        hit_site::<_, true>(sink, sites, me, s, u, e.index, index, ev);
+                        break;
+                    }
                 }
             }
         }
-        (x, me)
+        var.threads |= thread_bit(t);
+        let entry = ShadowEntry {
+            ls,
+            time,
+            index,
+            thread: t,
+            mask,
+        };
+        log_access::<CLOCKLESS>(&mut sites[me], &mut self.pruner, table, entry);
     }
 
     /// True when most checks so far looked at entries of other threads (the generated

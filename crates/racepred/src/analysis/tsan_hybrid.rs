@@ -232,7 +232,7 @@ impl Analysis for TsanHybrid {
 
 impl TsanHybrid {
     /// One event; `WHOLE`: not run as a shard (no look at an access's shard).
-    #[inline(never)]
+    #[inline(always)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
         if ignored(ev) {
             return;
