@@ -873,8 +873,8 @@ struct VarShadow {
 ///
 /// A site's log is in time order, whatever the thread: a check scans it from the newest
 /// entry and stops at the first that races. A push appends (or, when the newest entry is
-/// its thread's with the same lockset, which it dominates, takes its place); only a full
-/// log is pruned of its dominated entries (`Pruner`), and it grows only when the
+/// its thread's with a lockset `⊇` the access's, which it dominates, takes its place); only
+/// a full log is pruned of its dominated entries (`Pruner`), and it grows only when the
 /// undominated entries fill more than three quarters of it (then to twice its size). So a
 /// log is pruned at most once per quarter of its room in pushes, and its room is at most
 /// 8/3 of the most undominated entries it has had.
@@ -1111,16 +1111,22 @@ fn log_access<const CLOCKLESS: bool>(
     let entries = &mut site.entries;
     // One look at where the entries are (inline or on the heap), not one per use.
     let v = entries.as_mut_slice();
-    // The usual case: the newest entry is the thread's with the same lockset. The access
-    // dominates it (and whatever it dominated): it takes its place (the site's summaries
-    // have its thread and lockset already).
+    let bit = thread_bit(entry.thread);
+    // The usual case: the newest entry is the thread's, with a lockset that holds the
+    // access's (told by the masks: no locks numbered 31 and above). The access dominates
+    // it (and whatever it dominated): it takes its place (the site's thread summary has
+    // its thread already).
     if let Some(last) = v.last_mut() {
-        if last.thread == entry.thread && last.ls == entry.ls {
+        if last.thread == entry.thread
+            && (last.ls == entry.ls || entry.mask & (!last.mask | BIG_LOCKS) == 0)
+        {
             *last = entry;
+            if CLOCKLESS {
+                site.empty |= bit & u16::from(entry.mask == 0).wrapping_neg();
+            }
             return;
         }
     }
-    let bit = thread_bit(entry.thread);
     site.threads |= bit;
     if CLOCKLESS {
         site.empty |= bit & u16::from(entry.mask == 0).wrapping_neg();
