@@ -10,14 +10,13 @@
 //! it renumbers densely (`x / n`, so each shard's per-variable vectors are `1/n` of the
 //! whole); every other plain access becomes a `br` event, which these analyses ignore
 //! apart from counting it as an event of its thread, as they count the access. Event
-//! indices are unchanged. Each shard's
-//! report is exactly the unsharded report restricted to its variables, so [`merge`]
-//! rebuilds the whole: listed pairs and racy events are unions; a grouped report's location
-//! pair gets the earliest first instance of its shards and the sum of their counts (a
-//! racing access, the unit counted, belongs to one variable and so to one shard); the
-//! analysis's figures (shadow entries, Eraser violations and violating variables) are
-//! counts over variables and are summed. `tests/shard_props.rs` checks that sharded and
-//! unsharded reports are identical.
+//! indices are unchanged. Each shard's report is exactly the unsharded report restricted
+//! to its variables, so [`merge`] rebuilds the whole: listed pairs and racy events are
+//! unions; a grouped report's location pair gets the earliest first instance of its shards
+//! and the sum of their counts (a racing access, the unit counted, belongs to one variable
+//! and so to one shard); the analysis's figures (shadow entries, Eraser violations and
+//! violating variables) are counts over variables and are summed. `tests/shard_props.rs`
+//! checks that sharded and unsharded reports are identical.
 //!
 //! Sharded ([`shardable`]): `lockset`, `tsan-hybrid` and `w3po` in their default, grouped
 //! modes, whose work per access (a scan of the variable's shadow entries or bounded log)

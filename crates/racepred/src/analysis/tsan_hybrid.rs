@@ -18,10 +18,10 @@
 //! vw(v)`, T2: `vw(v) vr(v) w(x)`). Lock
 //! release → acquire is deliberately not an edge. The sync order is computed with vector
 //! clocks whose local component advances after each edge out of the thread (`SyncClocks`),
-//! so `e` is ordered before `f` iff `time(e) ≤ V_f(thread(e))`. By default pairs are grouped by location pair from a bounded
-//! shadow (`locksets::Shadow`: linear in the events); with `--all-pairs` every pair is
-//! enumerated from a per-(variable, thread) access log as the suffix of unknown accesses
-//! (linear in the pairs).
+//! so `e` is ordered before `f` iff `time(e) ≤ V_f(thread(e))`. By default pairs are
+//! grouped by location pair from a bounded shadow (`locksets::Shadow`: linear in the
+//! events); with `--all-pairs` every pair is enumerated from a per-(variable, thread)
+//! access log as the suffix of unknown accesses (linear in the pairs).
 //!
 //! Promise: a subset of the lockset pairs; every predictable pair (SPEC §2) is reported
 //! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
@@ -76,7 +76,7 @@ impl SyncClocks {
 
     /// Applies `ev`'s incoming / outgoing sync edges (nothing for an event without one).
     #[inline]
-    pub fn step(&mut self, ev: &Event) {
+    pub fn apply_edges(&mut self, ev: &Event) {
         let t = ev.thread;
         match ev.op {
             Op::Fork => {
@@ -237,7 +237,7 @@ impl TsanHybrid {
         if ignored(ev) {
             return;
         }
-        self.clocks.step(ev);
+        self.clocks.apply_edges(ev);
         match ev.op {
             Op::Acquire => {
                 self.hold.acquire(ev.thread, ev.lock());
