@@ -991,39 +991,9 @@ impl Shadow {
                 }
                 // (No group is settled yet: each site of the variable is a different location
                 // pair of this access, and this is the first look at each.)
-                // The latest racing entry (the first instance takes it while the group's first
-                // instance may still change; any one would do otherwise): entries are in time
-                // order, and the latest racing one is never dominated, so never pruned.
-                //
-                // With a clock, the scan also stops once it has met an entry known to the access
-                // of every other thread with entries here: a thread's older entries are known
-                // too (for `w3po` most are, and a scan of the whole log was most of its time).
-                // Threads from 15 on share a bit of `threads`: never once one has entries here.
-                let high = site.threads & thread_bit(15) != 0;
-                // The other threads with entries not met known yet.
-                let mut pending = if high {
-                    0
-                } else {
-                    site.threads & !thread_bit(t)
-                };
-                for e in site.entries.iter().rev() {
-                    if e.thread == t {
-                        continue;
-                    }
-                    if let Some(c) = clock {
-                        if e.time <= c.get(ThreadId(e.thread)) {
-                            pending &= !thread_bit(e.thread);
-                            if pending == 0 && !high {
-                                break;
-                            }
-                            continue;
-                        }
-                    }
-                    if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
-                        let u = ThreadId(e.thread);
-                        hit_site::<_, true>(sink, sites, me, s, u, e.index, index, ev);
-                        break;
-                    }
+                if let Some(e) = latest_racing(site, t, ls, mask, clock, table) {
+                    let (u, first) = (ThreadId(e.thread), e.index);
+                    hit_site::<_, true>(sink, sites, me, s, u, first, index, ev);
                 }
             }
         }
@@ -1093,6 +1063,53 @@ impl Shadow {
     }
 }
 
+/// The latest entry of `site` that races with an access of thread `t` with lockset `ls`
+/// (mask `mask`) and clock `clock` (every entry unknown when `None`): another thread's, not
+/// known to the access, with a disjoint lockset. The latest, because the first instance
+/// takes it while the group's first instance may still change (any one would do
+/// otherwise): entries are in time order, so the scan goes from the newest, and the latest
+/// racing one is never dominated, so never pruned.
+///
+/// With a clock, the scan also stops once it has met an entry known to the access of every
+/// other thread with entries here: a thread's older entries are known too (for `w3po` most
+/// are, and a scan of the whole log was most of its time). Threads from 15 on share a bit
+/// of `threads`: never once one has entries here.
+#[inline(always)]
+fn latest_racing<'a>(
+    site: &'a ShadowSite,
+    t: u32,
+    ls: LsId,
+    mask: u32,
+    clock: Option<&VectorClock>,
+    table: &LocksetTable,
+) -> Option<&'a ShadowEntry> {
+    let high = site.threads & thread_bit(15) != 0;
+    // The other threads with entries not met known yet.
+    let mut pending = if high {
+        0
+    } else {
+        site.threads & !thread_bit(t)
+    };
+    for e in site.entries.iter().rev() {
+        if e.thread == t {
+            continue;
+        }
+        if let Some(c) = clock {
+            if e.time <= c.get(ThreadId(e.thread)) {
+                pending &= !thread_bit(e.thread);
+                if pending == 0 && !high {
+                    return None;
+                }
+                continue;
+            }
+        }
+        if masks_disjoint(e.mask, mask, || table.disjoint_slow(e.ls, ls)) {
+            return Some(e);
+        }
+    }
+    None
+}
+
 /// Where the newest entry of a log is (for [`prefetch`]; any address when it is empty).
 #[inline(always)]
 fn newest(entries: &SmallVec<[ShadowEntry; 1]>) -> *const u8 {
@@ -1108,29 +1125,27 @@ fn log_access<const CLOCKLESS: bool>(
     table: &LocksetTable,
     entry: ShadowEntry,
 ) {
+    let bit = thread_bit(entry.thread);
+    if CLOCKLESS {
+        site.empty |= bit & u16::from(entry.mask == 0).wrapping_neg();
+    }
     let entries = &mut site.entries;
     // One look at where the entries are (inline or on the heap), not one per use.
     let v = entries.as_mut_slice();
-    let bit = thread_bit(entry.thread);
     // The usual case: the newest entry is the thread's, with a lockset that holds the
-    // access's (told by the masks: no locks numbered 31 and above). The access dominates
-    // it (and whatever it dominated): it takes its place (the site's thread summary has
-    // its thread already).
+    // access's. The access dominates it (and whatever it dominated): it takes its place
+    // (the site's thread summary has its thread already).
     if let Some(last) = v.last_mut() {
         if last.thread == entry.thread
-            && (last.ls == entry.ls || entry.mask & (!last.mask | BIG_LOCKS) == 0)
+            && masks_subset(entry.mask, last.mask, || {
+                table.subset_slow(entry.ls, last.ls)
+            })
         {
             *last = entry;
-            if CLOCKLESS {
-                site.empty |= bit & u16::from(entry.mask == 0).wrapping_neg();
-            }
             return;
         }
     }
     site.threads |= bit;
-    if CLOCKLESS {
-        site.empty |= bit & u16::from(entry.mask == 0).wrapping_neg();
-    }
     let threads = site.threads;
     if entries.len() == entries.capacity() {
         pruner.make_room::<CLOCKLESS>(entries, threads, table);

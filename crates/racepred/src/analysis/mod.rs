@@ -245,11 +245,13 @@ pub fn run_fanout<S: EventSource + ?Sized>(
         let read = (|| -> Result<()> {
             loop {
                 // (Only this thread makes new references: a count of one stays one.)
-                let free = sent.front().is_some_and(|b| Arc::strong_count(b) == 1);
-                let mut block = free
-                    .then(|| sent.pop_front().and_then(Arc::into_inner))
-                    .flatten()
-                    .unwrap_or_default();
+                let mut block = match sent.front() {
+                    Some(b) if Arc::strong_count(b) == 1 => sent
+                        .pop_front()
+                        .and_then(Arc::into_inner)
+                        .unwrap_or_default(),
+                    _ => EventBlock::new(),
+                };
                 let v = &mut summary.violations;
                 if !read_checked(src, &mut block, &mut validator, validation, v)? {
                     return Ok(());

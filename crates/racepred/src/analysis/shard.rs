@@ -36,7 +36,7 @@
 //! Each shard gets every event unchanged: the analysis, restricted with
 //! [`Analysis::restrict_to_shard`], does the renumbering and skips other shards' accesses
 //! itself ([`VarShard`]), and `lockset` and `tsan-hybrid` pick their events of a block in
-//! one pass without a branch per event ([`VarShard::select`], [`VarShard::select_timed`]).
+//! one pass without a branch per event ([`VarShard::select`]).
 //! (A per-shard copy of each block with the other accesses rewritten as `br` events took
 //! two `lockset` shards 0.85 s of CPU against 0.63 s for one analysis on the generated
 //! 10^7-event trace; now 0.70 s.)
