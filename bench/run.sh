@@ -9,12 +9,15 @@
 #   RAPID=0 bench/run.sh         # without RAPID
 #   ANALYSES="hb shb" bench/run.sh
 #   JOBS=4 bench/run.sh          # shards of the sharded analyses (default: the cores)
+#   REPEAT=5 bench/run.sh        # each racepred line the median of 5 runs (RAPID: RAPID_REPEAT)
 #
 # Traces are generated into bench/out/ (git-ignored; corpus copies there are never committed).
-# Timings are wall-clock seconds of one run from the page cache (each file is read once
-# before it is timed); compare figures only within one run of this script. Peak memory is
-# the maximum resident set size (/usr/bin/time). RAPID runs on Java with -Xmx16g (RAPID_XMX);
-# its WCP runs only up to RAPID_WCP_MAX events (default 10^6: it needs 3.8 GB there).
+# Timings are wall-clock seconds from the page cache (each file is read once before it is
+# timed): of one run, or the median of REPEAT runs (RAPID_REPEAT for RAPID's; default 1),
+# since single runs on a shared machine can move by a third. Compare figures only within one
+# run of this script. Peak memory is the maximum resident set size (/usr/bin/time) over the
+# runs. RAPID runs on Java with -Xmx16g (RAPID_XMX); its WCP runs only up to RAPID_WCP_MAX
+# events (default 10^6: it needs 3.8 GB there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -59,21 +62,34 @@ rapid_engine() {
     esac
 }
 
-# measure CMD...: sets $secs and $mib for one run (exit status 1 = races found is expected).
+repeat=${REPEAT:-1}
+rapid_repeat=${RAPID_REPEAT:-1}
+[ "$repeat" -ge 1 ] && [ "$rapid_repeat" -ge 1 ] || {
+    echo "REPEAT and RAPID_REPEAT must be at least 1" >&2
+    exit 2
+}
+
+# measure CMD...: sets $secs (the median wall time of $repeat runs; $runs overrides the
+# count) and $mib (the largest peak). Exit status 1 (races found) is expected.
 measure() {
-    local tf s e kib=0
-    tf=$(mktemp)
-    s=$(date +%s%N)
-    if [ -x /usr/bin/time ]; then
-        /usr/bin/time -f "%M" -o "$tf" "$@" >/dev/null 2>&1 || true
-        kib=$(tail -n 1 "$tf")
-    else
-        "$@" >/dev/null 2>&1 || true
-    fi
-    e=$(date +%s%N)
-    rm -f "$tf"
-    secs=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", (e - s) / 1e9 }')
-    mib=$(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }')
+    local tf s e kib=0 k all="" max=0
+    for ((k = 0; k < ${runs:-$repeat}; k++)); do
+        tf=$(mktemp)
+        s=$(date +%s%N)
+        if [ -x /usr/bin/time ]; then
+            /usr/bin/time -f "%M" -o "$tf" "$@" >/dev/null 2>&1 || true
+            kib=$(tail -n 1 "$tf")
+        else
+            "$@" >/dev/null 2>&1 || true
+        fi
+        e=$(date +%s%N)
+        rm -f "$tf"
+        all="$all $((e - s))"
+        [ "${kib:-0}" -gt "$max" ] && max=$kib
+    done
+    secs=$(echo "$all" | tr ' ' '\n' | sed '/^$/d' | sort -n |
+        awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) / 1e9 }')
+    mib=$(awk -v k="$max" 'BEGIN { printf "%.1f", k / 1024 }')
 }
 
 # row LABEL EVENTS: prints the last measurement.
@@ -95,13 +111,14 @@ compare() {
     # shellcheck disable=SC2046
     measure "$bin" analyze -a "$a" $(opts_of "$a") "$file"
     ours_s=$secs ours_m=$mib
-    measure "$rapid" "$engine" "$file"
+    runs=$rapid_repeat measure "$rapid" "$engine" "$file"
     row "  RAPID $engine $label" "$n"
     awk -v l="$label" -v a="$a" -v os="$ours_s" -v om="$ours_m" -v rs="$secs" -v rm="$mib" 'BEGIN {
         printf "  => %-14s %-28s racepred %7.3f s %7.1f MiB | RAPID %8.3f s %8.1f MiB | %6.1fx faster, %5.1fx less memory\n",
             a, l, os, om, rs, rm, (os > 0 ? rs / os : 0), (om > 0 ? rm / om : 0) }'
 }
 
+[ "$repeat" -gt 1 ] && echo "(racepred: medians of $repeat runs; RAPID: of $rapid_repeat)"
 echo "== generated traces (8 threads, 1000 variables, 20 locks)"
 for n in $sizes; do
     std=$out/gen8_$n.std
