@@ -64,8 +64,8 @@ rapid_engine() {
 
 repeat=${REPEAT:-1}
 rapid_repeat=${RAPID_REPEAT:-1}
-[ "$repeat" -ge 1 ] && [ "$rapid_repeat" -ge 1 ] || {
-    echo "REPEAT and RAPID_REPEAT must be at least 1" >&2
+[ "$repeat" -ge 1 ] 2>/dev/null && [ "$rapid_repeat" -ge 1 ] 2>/dev/null || {
+    echo "REPEAT and RAPID_REPEAT must be whole numbers, at least 1 (got '$repeat', '$rapid_repeat')" >&2
     exit 2
 }
 
