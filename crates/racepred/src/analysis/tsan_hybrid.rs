@@ -78,27 +78,28 @@ impl SyncClocks {
     #[inline]
     pub fn apply_edges(&mut self, ev: &Event) {
         let t = ev.thread;
+        // The edge's other end, if it has one.
+        let u = match ev.op {
+            Op::Fork | Op::Join => ev.other_thread(),
+            Op::VolatileWrite | Op::Signal | Op::VolatileRead | Op::Wait => t,
+            _ => return,
+        };
+        // Clocks for both ends (every thread up to the later one gets its clock).
+        self.thread(ThreadId(t.0.max(u.0)));
         match ev.op {
-            Op::Fork => {
-                let u = ev.other_thread();
-                self.thread(u);
-                self.thread(t);
+            Op::Fork if u != t => {
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 b.join(a);
                 a.increment(t);
             }
             // A child without events still ends after its fork (fork → join edge).
-            Op::Join if ev.other_thread() != t => {
-                let u = ev.other_thread();
-                self.thread(u);
-                self.thread(t);
+            Op::Join if u != t => {
                 let (a, b) = two(&mut self.threads, t.index(), u.index());
                 a.join(b);
                 b.increment(u);
             }
             // The latest vw(X) / sig(C) publishes the thread's clock; vr(X) / wait(C) joins it.
             Op::VolatileWrite | Op::Signal => {
-                self.thread(t);
                 let table = if ev.op == Op::Signal {
                     &mut self.signal
                 } else {
@@ -112,7 +113,6 @@ impl SyncClocks {
                 self.threads[t.index()].increment(t);
             }
             Op::VolatileRead | Op::Wait => {
-                self.thread(t);
                 let table = if ev.op == Op::Wait {
                     &self.signal
                 } else {
