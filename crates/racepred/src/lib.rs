@@ -18,6 +18,7 @@ pub mod clock;
 pub mod error;
 pub mod gen;
 pub mod oracle;
+mod pipe;
 pub mod program;
 pub mod report;
 pub mod trace;

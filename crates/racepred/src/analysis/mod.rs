@@ -157,7 +157,8 @@ fn count(events: &mut u64, block: &EventBlock, progress: &mut impl FnMut(u64, u6
 
 /// [`run`] on several threads: a reader thread reads, decodes and validates blocks of events
 /// while the calling thread runs the analysis on the blocks before, through a bounded
-/// channel (at most [`PIPE_DEPTH`] blocks in flight, so memory stays bounded). Wall time is
+/// queue (at most [`PIPE_DEPTH`] blocks in flight, so memory stays bounded; `crate::pipe`,
+/// which wakes a waiting side once per half queue, not per block). Wall time is
 /// the larger of reading and analysing, not their sum. With several analyses each runs on a
 /// thread of its own and the calling thread reads ([`run_fanout`]). Same events, same order,
 /// same reports, same errors as [`run`].
@@ -171,7 +172,7 @@ pub fn run_pipelined<S: EventSource + Send + ?Sized>(
     if analyses.len() > 1 {
         return run_fanout(src, analyses, validation, progress);
     }
-    let (full_tx, full_rx) = sync_channel::<EventBlock>(PIPE_DEPTH);
+    let (full_tx, full_rx) = crate::pipe::pipe::<EventBlock>(PIPE_DEPTH);
     // Blocks come back for reuse; at most PIPE_DEPTH + 2 exist (queued, being read, being
     // analysed), so returning one never blocks.
     let (empty_tx, empty_rx) = sync_channel::<EventBlock>(PIPE_DEPTH + 2);
@@ -208,7 +209,7 @@ pub fn run_pipelined<S: EventSource + Send + ?Sized>(
 }
 
 /// [`run`] with one thread per analysis: the calling thread reads and validates, and hands
-/// each block to every analysis thread through a bounded channel of its own (at most
+/// each block to every analysis thread through a bounded queue of its own (at most
 /// [`PIPE_DEPTH`] blocks queued per analysis). The slowest analysis sets the pace.
 pub fn run_fanout<S: EventSource + ?Sized>(
     src: &mut S,
@@ -217,12 +218,12 @@ pub fn run_fanout<S: EventSource + ?Sized>(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<RunSummary> {
     use std::collections::VecDeque;
-    use std::sync::{mpsc::sync_channel, Arc};
+    use std::sync::Arc;
     std::thread::scope(|scope| {
         let mut senders = Vec::with_capacity(analyses.len());
         let mut workers = Vec::with_capacity(analyses.len());
         for a in analyses.iter_mut() {
-            let (tx, rx) = sync_channel::<Arc<EventBlock>>(PIPE_DEPTH);
+            let (tx, rx) = crate::pipe::pipe::<Arc<EventBlock>>(PIPE_DEPTH);
             senders.push(tx);
             let worker = std::thread::Builder::new()
                 .name(format!("racepred-{}", a.name()))

@@ -139,11 +139,11 @@ pub fn decompress_buf<B: BufRead + Send + 'static>(mut buf: B) -> Result<Box<dyn
 }
 
 /// A reader whose input is read ahead on a thread of its own, in chunks of [`READ_BUF`]
-/// bytes through a bounded channel ([`PREFETCH_DEPTH`] chunks), chunks recycled. Errors of
+/// bytes through a bounded queue ([`PREFETCH_DEPTH`] chunks, `crate::pipe`), chunks recycled. Errors of
 /// the inner reader arrive in order, after the bytes before them. If the `Prefetch` is
 /// dropped early the thread stops at its next send.
 pub struct Prefetch {
-    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    rx: crate::pipe::PipeReceiver<std::io::Result<Vec<u8>>>,
     back: std::sync::mpsc::SyncSender<Vec<u8>>,
     cur: Vec<u8>,
     pos: usize,
@@ -157,7 +157,7 @@ impl Prefetch {
     /// Starts reading `inner` on a new thread.
     pub fn spawn<R: Read + Send + 'static>(mut inner: R) -> Result<Box<dyn BufRead + Send>> {
         use std::sync::mpsc::sync_channel;
-        let (tx, rx) = sync_channel::<std::io::Result<Vec<u8>>>(PREFETCH_DEPTH);
+        let (tx, rx) = crate::pipe::pipe::<std::io::Result<Vec<u8>>>(PREFETCH_DEPTH);
         let (back, back_rx) = sync_channel::<Vec<u8>>(PREFETCH_DEPTH + 2);
         std::thread::Builder::new()
             .name("racepred-decompress".into())
@@ -222,16 +222,16 @@ impl BufRead for Prefetch {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if self.pos == self.cur.len() && !self.done {
             match self.rx.recv() {
-                Ok(Ok(chunk)) => {
+                Some(Ok(chunk)) => {
                     let old = std::mem::replace(&mut self.cur, chunk);
                     let _ = self.back.try_send(old);
                     self.pos = 0;
                 }
-                Ok(Err(e)) => {
+                Some(Err(e)) => {
                     self.done = true;
                     return Err(e);
                 }
-                Err(_) => self.done = true, // the input ended
+                None => self.done = true, // the input ended
             }
         }
         Ok(&self.cur[self.pos..])
