@@ -5,12 +5,12 @@
 //! nearly always faster, so it keeps finding the queue full (or empty) and sleeping. With
 //! `std::sync::mpsc::sync_channel` each block the slower side moves wakes the faster one, which
 //! moves one block and sleeps again: a `futex` wake, and in a virtual machine an
-//! inter-processor interrupt, per block (on the generated 10^7-event binary trace about 2 300
-//! wakes and a context switch on the other core each, 4% of `tsan-hybrid`'s analysing
-//! thread). Here a sender that found the queue full sleeps until it is at most half full, and
-//! a receiver that found it empty sleeps until it is at least half full (or the sender is
-//! gone), so each wake moves half a queue. Items keep their order; memory is bounded by the
-//! capacity as with a channel.
+//! inter-processor interrupt, per block (`tsan-hybrid` on the generated 10^7-event binary
+//! trace: 4 822 `futex` calls, 2 280 of them wakes from the analysing thread, 4% of the run's
+//! profile samples; 1 074 calls with this queue). Here a sender that found the queue full
+//! sleeps until it is at most half full, and a receiver that found it empty sleeps until it
+//! is at least half full (or the sender is gone), so each wake moves half a queue. Items keep
+//! their order; memory is bounded by the capacity as with a channel.
 //!
 //! Built on `std`'s `Mutex` and `Condvar`; a side that finds the other not waiting makes no
 //! system call.
@@ -40,6 +40,20 @@ impl<T> Shared<T> {
         // A panic on the other side while it held the lock leaves a queue that is still
         // consistent (every update is a single push or pop).
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the sender (`sender`) or the receiver gone, waking the other side if it sleeps.
+    fn leave(&self, sender: bool) {
+        let mut st = self.lock();
+        if sender {
+            st.sender_alive = false;
+            st.receiver_waiting = false;
+            self.not_empty.notify_one();
+        } else {
+            st.receiver_alive = false;
+            st.sender_waiting = false;
+            self.not_full.notify_one();
+        }
     }
 
     /// Queue length at or below which a sleeping sender is woken.
@@ -145,22 +159,14 @@ impl<T> Iterator for PipeReceiver<T> {
 
 impl<T> Drop for PipeSender<T> {
     fn drop(&mut self) {
-        let sh = &*self.shared;
-        let mut st = sh.lock();
-        st.sender_alive = false;
-        st.receiver_waiting = false;
-        sh.not_empty.notify_one();
+        self.shared.leave(true);
     }
 }
 
 impl<T> Drop for PipeReceiver<T> {
     fn drop(&mut self) {
-        let sh = &*self.shared;
-        let mut st = sh.lock();
-        st.receiver_alive = false;
-        st.sender_waiting = false;
         // The items left are dropped with the last half.
-        sh.not_full.notify_one();
+        self.shared.leave(false);
     }
 }
 
