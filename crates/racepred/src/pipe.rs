@@ -1,10 +1,11 @@
 //! A bounded single-producer, single-consumer queue between two threads that wakes a
 //! waiting side in batches, not at every item.
 //!
-//! The drivers hand blocks of events from a reading thread to analysing threads. One side is
-//! nearly always faster, so it keeps finding the queue full (or empty) and sleeping. With
-//! `std::sync::mpsc::sync_channel` each block the slower side moves wakes the faster one, which
-//! moves one block and sleeps again: a `futex` wake, and in a virtual machine an
+//! The drivers hand blocks of events from a reading thread to analysing threads (and the
+//! decompression thread hands chunks of bytes to the reader). One side is nearly always
+//! faster, so it keeps finding the queue full (or empty) and sleeping. With
+//! `std::sync::mpsc::sync_channel` each block the slower side moves wakes the faster one,
+//! which moves one block and sleeps again: a `futex` wake, and in a virtual machine an
 //! inter-processor interrupt, per block (`tsan-hybrid` on the generated 10^7-event binary
 //! trace: 4 822 `futex` calls, 2 280 of them wakes from the analysing thread, 4% of the run's
 //! profile samples; 1 074 calls with this queue). Here a sender that found the queue full
@@ -174,54 +175,81 @@ impl<T> Drop for PipeReceiver<T> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn items_arrive_in_order_whichever_side_is_faster() {
-        for (cap, slow_sender) in [(1, false), (1, true), (2, false), (8, true), (8, false)] {
-            let (tx, rx) = pipe::<u32>(cap);
-            let sender = std::thread::spawn(move || {
-                for i in 0..2000 {
-                    if slow_sender && i % 97 == 0 {
-                        std::thread::sleep(std::time::Duration::from_micros(200));
-                    }
-                    tx.send(i).unwrap();
+    /// Runs `f` on a thread of its own and fails if it has not finished within 30 s: a lost
+    /// wake-up makes the test fail instead of hanging.
+    fn within_time(f: impl FnOnce() + Send + 'static) {
+        let (done, finished) = std::sync::mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            f();
+            let _ = done.send(());
+        });
+        match finished.recv_timeout(std::time::Duration::from_secs(30)) {
+            // Done, or panicked (its `done` dropped): its panic is the test's.
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                if let Err(panic) = worker.join() {
+                    std::panic::resume_unwind(panic);
                 }
-            });
-            let mut got = Vec::new();
-            for (k, i) in rx.enumerate() {
-                if !slow_sender && k % 89 == 0 {
-                    std::thread::sleep(std::time::Duration::from_micros(200));
-                }
-                got.push(i);
             }
-            sender.join().unwrap();
-            assert_eq!(got, (0..2000).collect::<Vec<_>>(), "cap {cap}");
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("not finished within 30 s: a side was never woken")
+            }
         }
     }
 
     #[test]
-    fn a_gone_receiver_hands_items_back_and_a_gone_sender_ends_the_stream() {
-        let (tx, rx) = pipe::<u32>(2);
-        tx.send(1).unwrap();
-        tx.send(2).unwrap();
-        // Full: the send waits until the receiver goes away, then gets its item back.
-        let waiter = std::thread::spawn(move || tx.send(3));
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        drop(rx);
-        assert_eq!(waiter.join().unwrap(), Err(3));
+    fn items_arrive_in_order_whichever_side_is_faster() {
+        within_time(|| {
+            for (cap, slow_sender) in [(1, false), (1, true), (2, false), (8, true), (8, false)] {
+                let (tx, rx) = pipe::<u32>(cap);
+                let sender = std::thread::spawn(move || {
+                    for i in 0..2000 {
+                        if slow_sender && i % 97 == 0 {
+                            std::thread::sleep(std::time::Duration::from_micros(200));
+                        }
+                        tx.send(i).unwrap();
+                    }
+                });
+                let mut got = Vec::new();
+                for (k, i) in rx.enumerate() {
+                    if !slow_sender && k % 89 == 0 {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    got.push(i);
+                }
+                sender.join().unwrap();
+                assert_eq!(got, (0..2000).collect::<Vec<_>>(), "cap {cap}");
+            }
+        });
+    }
 
-        let (tx, rx) = pipe::<u32>(4);
-        tx.send(7).unwrap();
-        drop(tx);
-        assert_eq!(rx.collect::<Vec<_>>(), vec![7]);
+    #[test]
+    fn a_gone_receiver_hands_items_back_and_a_gone_sender_ends_the_stream() {
+        within_time(|| {
+            let (tx, rx) = pipe::<u32>(2);
+            tx.send(1).unwrap();
+            tx.send(2).unwrap();
+            // Full: the send waits until the receiver goes away, then gets its item back.
+            let waiter = std::thread::spawn(move || tx.send(3));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(rx);
+            assert_eq!(waiter.join().unwrap(), Err(3));
+
+            let (tx, rx) = pipe::<u32>(4);
+            tx.send(7).unwrap();
+            drop(tx);
+            assert_eq!(rx.collect::<Vec<_>>(), vec![7]);
+        });
     }
 
     #[test]
     fn a_receiver_waiting_on_an_empty_queue_wakes_when_the_sender_leaves() {
-        let (tx, rx) = pipe::<u32>(8);
-        let r = std::thread::spawn(move || rx.collect::<Vec<_>>());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        tx.send(5).unwrap(); // fewer than half: no wake yet
-        drop(tx);
-        assert_eq!(r.join().unwrap(), vec![5]);
+        within_time(|| {
+            let (tx, rx) = pipe::<u32>(8);
+            let r = std::thread::spawn(move || rx.collect::<Vec<_>>());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            tx.send(5).unwrap(); // fewer than half: no wake yet
+            drop(tx);
+            assert_eq!(r.join().unwrap(), vec![5]);
+        });
     }
 }

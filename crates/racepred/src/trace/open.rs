@@ -139,9 +139,9 @@ pub fn decompress_buf<B: BufRead + Send + 'static>(mut buf: B) -> Result<Box<dyn
 }
 
 /// A reader whose input is read ahead on a thread of its own, in chunks of [`READ_BUF`]
-/// bytes through a bounded queue ([`PREFETCH_DEPTH`] chunks, `crate::pipe`), chunks recycled. Errors of
-/// the inner reader arrive in order, after the bytes before them. If the `Prefetch` is
-/// dropped early the thread stops at its next send.
+/// bytes through a bounded queue ([`PREFETCH_DEPTH`] chunks, `crate::pipe`), chunks
+/// recycled. Errors of the inner reader arrive in order, after the bytes before them. If the
+/// `Prefetch` is dropped early the thread stops at its next send.
 pub struct Prefetch {
     rx: crate::pipe::PipeReceiver<std::io::Result<Vec<u8>>>,
     back: std::sync::mpsc::SyncSender<Vec<u8>>,
