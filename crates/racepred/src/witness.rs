@@ -243,6 +243,43 @@ pub fn parse(vt: &ValueTrace, text: &str) -> Result<Witness> {
     })
 }
 
+/// The witness of a race given as a cut ([`crate::report::RaceCut`]): the events of each
+/// thread `t` up to its `cut[t]`-th, in trace order, under the maximal model (every read
+/// keeps its write). The longest run of the trace's first events inside the cut is the
+/// fixed prefix.
+pub fn from_cut(trace: &crate::trace::Trace, cut: &[u32], race: (u64, u64)) -> Witness {
+    let mut seen = vec![0u32; cut.len()];
+    let mut prefix = 0u64;
+    let mut in_prefix = true;
+    let mut schedule = Vec::new();
+    for (i, e) in trace.events.iter().enumerate() {
+        let t = e.thread.index();
+        let inside = match seen.get_mut(t) {
+            Some(s) => {
+                *s += 1;
+                *s <= cut[t]
+            }
+            None => false,
+        };
+        if inside && in_prefix {
+            prefix += 1;
+        } else if inside {
+            schedule.push(i as u64);
+        } else {
+            in_prefix = false;
+        }
+        if seen.iter().zip(cut).all(|(s, c)| s >= c) {
+            break;
+        }
+    }
+    Witness {
+        model: Model::Maximal,
+        prefix,
+        schedule,
+        race,
+    }
+}
+
 /// Why a witness does not replay.
 fn fail(step: usize, n: u64, msg: impl std::fmt::Display) -> Error {
     Error::invalid(format!("witness step {step} (event {n}): {msg}"))

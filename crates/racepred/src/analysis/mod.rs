@@ -18,6 +18,7 @@ pub mod hb;
 pub mod hbp;
 pub mod rdit;
 pub mod shb;
+pub mod syncp;
 
 use crate::clock::{TreeClock, VectorClock};
 use crate::error::{Error, Result};
@@ -437,10 +438,12 @@ pub enum AnalysisKind {
     Rdit,
     /// PACER proportional sampling.
     Pacer,
+    /// Sync-preserving races (Mathur et al. POPL'21).
+    SyncP,
 }
 
 impl AnalysisKind {
-    pub const ALL: [AnalysisKind; 12] = [
+    pub const ALL: [AnalysisKind; 13] = [
         AnalysisKind::Hb,
         AnalysisKind::FastTrack,
         AnalysisKind::Hbp,
@@ -453,6 +456,7 @@ impl AnalysisKind {
         AnalysisKind::Sshb,
         AnalysisKind::Rdit,
         AnalysisKind::Pacer,
+        AnalysisKind::SyncP,
     ];
 
     pub fn name(self) -> &'static str {
@@ -469,6 +473,7 @@ impl AnalysisKind {
             AnalysisKind::Sshb => "sshb",
             AnalysisKind::Rdit => "rdit",
             AnalysisKind::Pacer => "pacer",
+            AnalysisKind::SyncP => "syncp",
         }
     }
 
@@ -493,8 +498,10 @@ pub struct AnalysisOptions {
     pub streaming: bool,
     /// W3PO: bounded history (linear mode); `None` = complete mode.
     pub history: Option<usize>,
-    /// Lockset, TSan hybrid, W3PO: list every pair instead of one per location pair.
+    /// Lockset, TSan hybrid, W3PO, SyncP: list every pair instead of one per location pair.
     pub all_pairs: bool,
+    /// SyncP: keep each reported pair's witness cut ([`crate::report::RaceReport::cuts`]).
+    pub witness_cuts: bool,
     /// hb, fasttrack, shb, wcp: keep the first racy event of each (location, operation)
     /// with a count instead of every racy event ([`crate::report::RacyLog`]: memory bounded
     /// by the locations). Off by default (every racy event); the CLI turns it on unless
@@ -599,6 +606,7 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::W3po => Box::new(w3po::W3po::with_mode(opts.history, opts.all_pairs)),
         AnalysisKind::Sshb => Box::new(sshb::Sshb::new(sshb::SshbConfig::default())),
         AnalysisKind::Pacer => Box::new(pacer::Pacer::from_options(opts)),
+        AnalysisKind::SyncP => Box::new(syncp::SyncP::new(opts.all_pairs, opts.witness_cuts)),
         AnalysisKind::Rdit => {
             let cfg = rdit::RditConfig {
                 conservative: opts.conservative,

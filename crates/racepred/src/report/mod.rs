@@ -157,6 +157,19 @@ pub struct RaceReport {
     /// unless `--all-pairs`) lists the first racy event of each (location, operation) and
     /// here, at the same position, the number of racy events of that (location, operation).
     pub racy_counts: Vec<u64>,
+    /// Witness cuts of reported pairs, sorted by pair, for analyses that build their
+    /// witness as a cut (`syncp`, asked for with a witness directory): replaying the
+    /// trace's events inside the cut, in trace order, leaves both events of the pair
+    /// enabled ([`crate::witness::from_cut`]).
+    pub cuts: Vec<RaceCut>,
+}
+
+/// The witness of a pair as a cut: per thread (by id), how many of its first events run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceCut {
+    pub first: u64,
+    pub second: u64,
+    pub cut: Vec<u32>,
 }
 
 impl RaceReport {
@@ -171,6 +184,7 @@ impl RaceReport {
             extra: serde_json::Map::new(),
             group_counts: Vec::new(),
             racy_counts: Vec::new(),
+            cuts: Vec::new(),
         }
     }
 
