@@ -142,7 +142,7 @@ pub struct AnalyzeArgs {
     pub input: Input,
     /// Analysis to run; repeat for several (all run in one pass over the trace).
     /// One of: hb, fasttrack, hbp, shb, shbp, wcp, lockset, tsan-hybrid, w3po, sshb, rdit, pacer,
-    /// and the SMT predictors mcm, recipe, recipe-alt.
+    /// syncp, and the SMT predictors mcm, recipe, recipe-alt.
     #[arg(short, long = "analysis", value_name = "NAME", required = true)]
     pub analyses: Vec<String>,
     #[command(flatten)]
@@ -195,11 +195,12 @@ pub struct AnalyzeArgs {
     /// mcm/recipe/recipe-alt: time limit of the whole run, in seconds.
     #[arg(long, value_name = "SECS")]
     pub budget: Option<f64>,
-    /// mcm/recipe/recipe-alt: write a witness schedule per race into DIR (an STD file each;
-    /// `racepred replay TRACE FILE` checks one).
+    /// mcm/recipe/recipe-alt/syncp: write a witness schedule per race into DIR (an STD file
+    /// each; `racepred replay TRACE FILE` checks one; syncp: one per location pair, or per
+    /// pair with --all-pairs).
     #[arg(long, value_name = "DIR")]
     pub witness: Option<PathBuf>,
-    /// lockset/tsan-hybrid/w3po: list every race pair instead of one per location pair
+    /// lockset/tsan-hybrid/w3po/syncp: list every race pair instead of one per location pair
     /// (time and memory then grow with the pairs), and for lockset every Eraser violation,
     /// not only each variable's first; hb/fasttrack/shb/wcp: list every racy event in JSON,
     /// not only the first of each location and operation (memory then grows with the racy

@@ -47,12 +47,15 @@ pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
     ("window", "--window", SMT),
     ("query_timeout", "--query-timeout", SMT),
     ("budget", "--budget", SMT),
-    ("witness", "--witness", SMT),
+    ("witness", "--witness", WITNESS),
     ("all_pairs", "--all-pairs", ALL_PAIRS),
 ];
 
 /// The SMT predictors (`racepred-smt`).
 const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
+
+/// The analyses that write a witness schedule per race (`--witness DIR`).
+const WITNESS: &[&str] = &["mcm", "recipe", "recipe-alt", "syncp"];
 
 /// The analyses that group pairs by location pair, or racy events by location, unless
 /// `--all-pairs` is given.
@@ -64,6 +67,7 @@ const ALL_PAIRS: &[&str] = &[
     "lockset",
     "tsan-hybrid",
     "w3po",
+    "syncp",
     "mcm",
     "recipe",
     "recipe-alt",

@@ -534,6 +534,7 @@ fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
         streaming: a.streaming,
         history: a.history,
         all_pairs: a.all_pairs,
+        witness_cuts: a.witness.is_some(),
         group_racy: !a.all_pairs,
         rate: a.rate,
         period: a.period,
@@ -591,7 +592,9 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         .transpose()?;
     // The SMT predictors need the whole trace with its values: read it into memory and feed
     // the streaming analyses from there too, so that every report shares one name table.
-    let value_trace = if smt_kinds.is_empty() {
+    // Witnesses given as cuts (`syncp --witness DIR`) are rendered from the trace in memory.
+    let cut_witnesses = a.witness.is_some() && kinds.contains(&AnalysisKind::SyncP);
+    let value_trace = if smt_kinds.is_empty() && !cut_witnesses {
         None
     } else {
         Some(crate::smt::read_value_trace(&a.input)?)
@@ -630,6 +633,11 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     let names = src.names();
     locations::check_coverage(table.as_ref(), names);
     let mut reports: Vec<RaceReport> = plan.finish(names, summary.events);
+    if let (Some(vt), Some(dir)) = (&value_trace, a.witness.as_deref()) {
+        for r in reports.iter_mut().filter(|r| !r.cuts.is_empty()) {
+            crate::smt::write_cut_witnesses(vt, r, dir, &a.input.trace)?;
+        }
+    }
     if let Some(vt) = &value_trace {
         let smt_opts = crate::smt::SmtOptions {
             window: a.window,

@@ -157,6 +157,38 @@ pub fn run(
     Ok(report)
 }
 
+/// Writes the witness of each pair of `report` given as a cut ([`RaceReport::cuts`], e.g.
+/// `syncp`) into `dir`, one STD file per pair, and notes where they are.
+pub fn write_cut_witnesses(
+    vt: &ValueTrace,
+    report: &mut RaceReport,
+    dir: &Path,
+    trace_path: &Path,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for c in &report.cuts {
+        let (e, f) = (c.first, c.second);
+        let w = witness::from_cut(&vt.trace, &c.cut, (e, f));
+        let file = dir.join(format!("{}-{e}-{f}.std", report.analysis));
+        let header = format!(
+            "racepred witness: {} race between events {e} and {f} of {}\n\
+             check it with: racepred replay {} {}",
+            report.analysis,
+            trace_path.display(),
+            trace_path.display(),
+            file.display()
+        );
+        std::fs::write(&file, witness::render(vt, &w, &header))
+            .with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    report.notes.push(format!(
+        "{} witness file(s) in {} (racepred replay TRACE FILE checks one)",
+        report.cuts.len(),
+        dir.display()
+    ));
+    Ok(())
+}
+
 /// Prints the witness tails of SMT reports after the text reports.
 pub fn write_witness_tails(out: &mut dyn Write, reports: &[RaceReport]) -> Result<()> {
     for r in reports {

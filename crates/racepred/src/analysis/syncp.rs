@@ -94,9 +94,10 @@ struct Cand {
     loc: LocId,
     /// Position in the trace.
     pos: u64,
-    /// The thread's stretch when the access was made (see the module doc).
-    stretch: u32,
 }
+
+// Candidates are most of the analysis's memory: keep them at 16 bytes.
+const _: () = assert!(std::mem::size_of::<Cand>() == 16);
 
 /// The accesses of one kind (read or write) of one variable by one thread, and for each
 /// other thread how far it has passed them for good.
@@ -104,7 +105,10 @@ struct Cand {
 struct CandList {
     cands: Vec<Cand>,
     /// (thread, index of the first candidate it has not passed).
-    views: SmallVec<[(u32, u32); 2]>,
+    views: Vec<(u32, u32)>,
+    /// The thread's stretch at the last push, and where that stretch's candidates start.
+    stretch: u32,
+    stretch_start: u32,
 }
 
 impl CandList {
@@ -126,7 +130,7 @@ impl CandList {
 #[derive(Debug, Default)]
 struct VarState {
     /// (thread, reads, writes).
-    by_thread: SmallVec<[(u32, CandList, CandList); 2]>,
+    by_thread: Vec<(u32, CandList, CandList)>,
 }
 
 /// A version of a thread's TRF clock: valid from event `from` of the thread on.
@@ -151,6 +155,10 @@ struct ThreadState {
     holding: SmallVec<[(u32, u32, u32, u32); 4]>,
     /// Stretch counter (see the module doc).
     stretch: u32,
+    /// The thread has appeared (an event of its own, or a fork of it).
+    seen: bool,
+    /// The thread was joined: it acts no more.
+    joined: bool,
 }
 
 /// A group of the grouped report: first instance, its cut, distinct second events, the
@@ -190,7 +198,16 @@ pub struct SyncP {
     group_index: FxHashMap<GroupKey, usize>,
     racy: RacyLog,
     closures: u64,
+    /// Events until the next collection of candidates ([`SyncP::collect`]).
+    until_collect: u32,
+    /// The first event before which candidates were dropped, if any.
+    collected_before: Option<u64>,
+    /// A thread that appeared without a fork after candidates were dropped, and where.
+    unforked_late: Option<(u32, u64)>,
 }
+
+/// Events between two collections of candidates.
+const COLLECT_EVERY: u32 = 1 << 20;
 
 impl SyncP {
     /// `all_pairs`: list every pair (otherwise grouped by location pair); `cuts`: keep each
@@ -217,6 +234,9 @@ impl SyncP {
             group_index: FxHashMap::default(),
             racy: RacyLog::new(all_pairs),
             closures: 0,
+            until_collect: COLLECT_EVERY,
+            collected_before: None,
+            unforked_late: None,
         }
     }
 
@@ -578,21 +598,74 @@ impl SyncP {
             local: k,
             loc: ev.loc,
             pos: p,
-            stretch,
         };
-        if grouped {
-            let n = list.cands.len() as u32;
-            if let Some(last) = list.cands.last_mut() {
-                if last.stretch == stretch
-                    && last.loc == ev.loc
-                    && list.views.iter().all(|v| v.1 < n)
-                {
-                    *last = c;
-                    return;
+        let n = list.cands.len();
+        if list.stretch != stretch || n == 0 {
+            list.stretch = stretch;
+            list.stretch_start = n as u32;
+        } else if grouped {
+            // The same location earlier in this stretch (a few entries back at most),
+            // passed by no thread: the new access takes its place at the end.
+            let from = (list.stretch_start as usize).max(n.saturating_sub(8));
+            if let Some(j) = (from..n).rev().find(|&j| list.cands[j].loc == ev.loc) {
+                if list.views.iter().all(|v| v.1 as usize <= j) {
+                    list.cands.remove(j);
                 }
             }
         }
         list.cands.push(c);
+    }
+
+    /// Drops the candidates no later event can race with: those inside the TRF clock of
+    /// every thread that may still act (appeared and not joined). A thread that appears
+    /// later is forked by one of them and inherits its clock. (A thread that appears
+    /// without a fork after a collection could race with dropped candidates: the report then
+    /// says so.) Lists left empty free their memory.
+    fn collect(&mut self, index: u64) {
+        let n = self.threads.len();
+        let mut floor = vec![u32::MAX; n];
+        for (v, ts) in self.threads.iter().enumerate() {
+            if !ts.seen || ts.joined {
+                continue;
+            }
+            for (u, f) in floor.iter_mut().enumerate() {
+                if u != v {
+                    *f = (*f).min(ts.clock.get(u).copied().unwrap_or(0));
+                }
+            }
+        }
+        let mut dropped = false;
+        for vs in &mut self.vars {
+            for (u, r, w) in vs.by_thread.iter_mut() {
+                let f = floor[*u as usize];
+                for list in [r, w] {
+                    let d = list.cands.partition_point(|c| c.local <= f);
+                    if d == 0 {
+                        continue;
+                    }
+                    dropped = true;
+                    list.cands.drain(..d);
+                    list.stretch_start = list.stretch_start.saturating_sub(d as u32);
+                    for v in &mut list.views {
+                        v.1 = v.1.saturating_sub(d as u32);
+                    }
+                    if list.cands.is_empty() {
+                        list.views = Vec::new();
+                    }
+                    if list.cands.capacity() > 2 * list.cands.len() + 4 {
+                        list.cands.shrink_to_fit();
+                    }
+                }
+            }
+            vs.by_thread
+                .retain(|(_, r, w)| !r.cands.is_empty() || !w.cands.is_empty());
+            if vs.by_thread.is_empty() {
+                vs.by_thread = Vec::new();
+            }
+        }
+        if dropped && self.collected_before.is_none() {
+            self.collected_before = Some(index);
+        }
     }
 
     /// Reads-from: event `k` of `t` saw `src`.
@@ -615,8 +688,21 @@ impl Analysis for SyncP {
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
         let t = ev.thread.0;
         let ti = t as usize;
-        self.thread(t).n += 1;
-        let k = self.threads[ti].n;
+        self.until_collect -= 1;
+        if self.until_collect == 0 {
+            self.until_collect = COLLECT_EVERY;
+            self.collect(index);
+        }
+        let ts = self.thread(t);
+        if !ts.seen {
+            ts.seen = true;
+            if self.collected_before.is_some() && self.unforked_late.is_none() {
+                self.unforked_late = Some((t, index));
+            }
+        }
+        let ts = &mut self.threads[ti];
+        ts.n += 1;
+        let k = ts.n;
         match ev.op {
             Op::Read | Op::Write => {
                 if self.check(index, ev, k) {
@@ -709,7 +795,7 @@ impl Analysis for SyncP {
             }
             Op::Fork => {
                 let c = ev.target;
-                self.thread(c);
+                self.thread(c).seen = true;
                 let ci = c as usize;
                 let mut clock = self.threads[ti].clock.clone();
                 clock.resize(self.threads.len(), 0);
@@ -724,7 +810,7 @@ impl Analysis for SyncP {
             }
             Op::Join => {
                 let c = ev.target;
-                self.thread(c);
+                self.thread(c).joined = true;
                 let ci = c as usize;
                 let n = self.threads[ci].n;
                 let grew = if n > 0 {
@@ -782,6 +868,25 @@ impl Analysis for SyncP {
         );
         r.extra
             .insert("closures".into(), serde_json::Value::from(self.closures));
+        let kept: usize = (self.vars.iter())
+            .flat_map(|v| v.by_thread.iter())
+            .map(|b| b.1.cands.len() + b.2.cands.len())
+            .sum();
+        r.extra
+            .insert("candidates_kept".into(), serde_json::Value::from(kept));
+        let versions: usize = self.threads.iter().map(|t| t.versions.len()).sum();
+        r.extra
+            .insert("clock_versions".into(), serde_json::Value::from(versions));
+
+        if let (Some((t, at)), Some(before)) = (self.unforked_late, self.collected_before) {
+            r.notes.push(format!(
+                "incomplete: thread {} first acts at event {at} without a fork, after the \
+                 accesses before event {before} it could race with were dropped as ordered \
+                 before every other thread; its races with them are not reported",
+                _names.thread(ThreadId(t))
+            ));
+            r.extra.insert("complete".into(), serde_json::Value::from(false));
+        }
         r
     }
 }
