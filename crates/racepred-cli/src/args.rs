@@ -26,6 +26,10 @@ pub struct Cli {
 pub enum Command {
     /// Run one or more analyses over a trace in a single pass and report races.
     Analyze(AnalyzeArgs),
+    /// Give every warning a verdict: race (with the analysis that proved it and a witness),
+    /// no race (with the proof), or unknown (with the reason). Candidates: tsan-hybrid's
+    /// location pairs; proofs: syncp, shbp, then the SMT predictor (mcm) within --budget.
+    Check(CheckArgs),
     /// Check that a trace is well-formed; list every violation as file:line: rule: explanation.
     Validate(ValidateArgs),
     /// Count events, threads, variables, locks, locations and events per kind.
@@ -89,6 +93,42 @@ pub struct RecordArgs {
         value_name = "CMD"
     )]
     pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub output: Output,
+    /// Print SARIF 2.1.0 instead of text: races as errors, unknown pairs as warnings.
+    #[arg(long, conflicts_with = "json")]
+    pub sarif: bool,
+    #[command(flatten)]
+    pub locations: crate::locations::LocationArgs,
+    /// SARIF: write source paths relative to DIR.
+    #[arg(long, value_name = "DIR", requires = "sarif")]
+    pub source_root: Option<PathBuf>,
+    /// Write a witness schedule for each race into DIR (`racepred replay TRACE FILE`
+    /// checks one without trusting racepred).
+    #[arg(long, value_name = "DIR")]
+    pub witness: Option<PathBuf>,
+    /// Time limit of the SMT stage, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub budget: f64,
+    /// SMT stage: window length in events (a trace that fits in one window gets proofs of
+    /// absence).
+    #[arg(long, value_name = "N", default_value_t = racepred_smt::SmtConfig::DEFAULT_WINDOW)]
+    pub window: usize,
+    /// SMT stage: time limit of one solver query, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub query_timeout: f64,
+    /// Skip the SMT stage (verdicts from the streaming analyses only).
+    #[arg(long)]
+    pub no_smt: bool,
+    /// Warn about an ill-formed trace and go on instead of refusing it.
+    #[arg(long)]
+    pub lenient: bool,
 }
 
 #[derive(Args, Debug)]

@@ -30,6 +30,7 @@ use crate::progress::Progress;
 pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
     match cli.command {
         Command::Analyze(a) => analyze(a, matches.subcommand_matches("analyze")),
+        Command::Check(a) => crate::check::check(a),
         Command::Validate(a) => validate(a),
         Command::Stats(a) => stats(a),
         Command::Convert(a) => convert(a),

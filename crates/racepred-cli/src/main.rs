@@ -2,6 +2,7 @@
 //! runs, prints. All analysis logic lives in the `racepred` library.
 
 mod args;
+mod check;
 mod checks;
 mod commands;
 mod locations;

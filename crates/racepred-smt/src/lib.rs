@@ -445,3 +445,35 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     extra("seconds", out.elapsed.as_secs_f64().into());
     r
 }
+/// What a run proves for `racepred check` ([`racepred::verdict`]): its races, and whether
+/// their absence elsewhere is proved — only when the whole trace was one window, the budget
+/// held and every query was answered (the maximal causal model of a plain trace holds every
+/// predictable race: SPEC §4).
+pub fn evidence(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> racepred::verdict::SmtEvidence {
+    use racepred::verdict::{SmtEvidence, SmtGap};
+    let n = vt.trace.len() as u64;
+    let c = out.counts;
+    let window = cfg.window as u64;
+    let exact = if out.out_of_budget {
+        Err(SmtGap::Budget {
+            seconds: cfg.budget.map_or(0.0, |b| b.as_secs_f64()),
+            examined_before: (c.windows.saturating_sub(1) * window).min(n),
+        })
+    } else if c.timeout > 0 || c.too_large > 0 || c.replay_failed > 0 {
+        Err(SmtGap::Unanswered(format!(
+            "{} query(ies) timed out, {} candidate(s) in windows too large to encode, {} \
+             model(s) whose witness did not replay",
+            c.timeout, c.too_large, c.replay_failed
+        )))
+    } else if n > window {
+        Err(SmtGap::Windows { window })
+    } else {
+        Ok(())
+    };
+    SmtEvidence {
+        report: report(vt, cfg, out),
+        witnesses: Default::default(),
+        exact,
+    }
+}
+

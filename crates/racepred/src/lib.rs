@@ -22,6 +22,7 @@ mod pipe;
 pub mod program;
 pub mod report;
 pub mod trace;
+pub mod verdict;
 pub mod witness;
 
 pub use error::{Error, ErrorKind, Position, Result, Rule};

@@ -144,6 +144,62 @@ pub fn write_json<W: std::io::Write + ?Sized>(
     writeln!(w)
 }
 
+/// The verdicts of `racepred check` as JSON: `verdicts`, one object per location pair
+/// (`first_loc`, `second_loc`, `kind`, `verdict`, `by`, `first`, `second`, `witness`,
+/// `reason`, and `first_source` / `second_source` with a location table), `summary` and
+/// `notes`.
+pub fn verdicts_json(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, events: u64) -> Value {
+    let (names, locs) = (ctx.names, ctx.locs());
+    let with_sources = ctx.locations.is_some();
+    let source = |l| -> Value { locs.source(l).map_or(Value::Null, Value::from) };
+    let verdicts: Vec<Value> = v
+        .warnings
+        .iter()
+        .map(|w| {
+            let p = &w.pair;
+            let mut o = json!({
+                "first_loc": names.loc(p.first_event.loc),
+                "second_loc": names.loc(p.second_event.loc),
+                "kind": p.kind.name(),
+                "variable": names.var(p.first_event.var()),
+                "verdict": w.verdict.name(),
+                "by": w.by,
+                "first": p.first,
+                "second": p.second,
+                "first_thread": names.thread(p.first_event.thread),
+                "second_thread": names.thread(p.second_event.thread),
+            });
+            if let Some(f) = &w.witness {
+                o["witness"] = f.clone().into();
+            }
+            if let Some(r) = &w.reason {
+                o["reason"] = r.clone().into();
+            }
+            if with_sources {
+                o["first_source"] = source(p.first_event.loc);
+                o["second_source"] = source(p.second_event.loc);
+            }
+            o
+        })
+        .collect();
+    let (race, no, unknown) = v.counts();
+    json!({
+        "analysis": "check",
+        "trace": ctx.trace_path,
+        "events": events,
+        "locations": ctx.table_name(),
+        "verdicts": verdicts,
+        "summary": {
+            "location_pairs": v.warnings.len(),
+            "race": race,
+            "no_race": no,
+            "unknown": unknown,
+        },
+        "complete": unknown == 0,
+        "notes": v.notes,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

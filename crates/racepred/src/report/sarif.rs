@@ -270,6 +270,99 @@ pub fn sarif_log(reports: &[RaceReport], ctx: &ReportContext<'_>) -> Value {
     })
 }
 
+/// The verdicts of `racepred check` as a SARIF 2.1.0 log: races as errors, unknown pairs as
+/// warnings, pairs proved race-free as notes.
+pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, events: u64) -> Value {
+    use crate::verdict::VerdictKind;
+    let names = ctx.names;
+    let locs = ctx.locs();
+    let results: Vec<Value> = v
+        .warnings
+        .iter()
+        .map(|w| {
+            let p = &w.pair;
+            let var = names.var(p.first_event.var());
+            let (level, why) = match w.verdict {
+                VerdictKind::Race => ("error", format!("race (by {})", w.by)),
+                VerdictKind::NoRace => ("note", format!("no race ({})", w.by)),
+                VerdictKind::Unknown => (
+                    "warning",
+                    format!("unknown: {}", w.reason.as_deref().unwrap_or("")),
+                ),
+            };
+            let text = format!(
+                "{} on {var} between {} ({}, {}) and {} ({}, {}): {why}",
+                p.kind.name(),
+                locs.show(p.first_event.loc),
+                names.thread(p.first_event.thread),
+                event_at(ctx, p.first),
+                locs.show(p.second_event.loc),
+                names.thread(p.second_event.thread),
+                event_at(ctx, p.second),
+            );
+            let mut props = json!({
+                "verdict": w.verdict.name(), "first": p.first, "second": p.second,
+                "variable": var,
+            });
+            if !w.by.is_empty() {
+                props["by"] = w.by.clone().into();
+            }
+            if let Some(f) = &w.witness {
+                props["witness"] = f.clone().into();
+            }
+            if let Some(r) = &w.reason {
+                props["reason"] = r.clone().into();
+            }
+            let i = rule_index(Some(p.kind));
+            json!({
+                "ruleId": RULES[i].0,
+                "ruleIndex": i,
+                "level": level,
+                "message": {"text": text},
+                "locations": [location(ctx, p.second_event.loc, var, None, None)],
+                "relatedLocations": [location(
+                    ctx,
+                    p.first_event.loc,
+                    var,
+                    Some(1),
+                    Some(format!("earlier {} of {var} by {}", p.first_event.op.std_name(),
+                        names.thread(p.first_event.thread))),
+                )],
+                "properties": props,
+            })
+        })
+        .collect();
+    let (race, no, unknown) = v.counts();
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "racepred",
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": RULES.iter().map(|(id, d)| json!({
+                "id": id, "shortDescription": {"text": d},
+            })).collect::<Vec<_>>(),
+        }},
+        "automationDetails": {"id": "racepred/check/"},
+        "results": results,
+        "properties": {
+            "analysis": "check",
+            "trace": ctx.trace_path,
+            "events": events,
+            "locations": ctx.table_name(),
+            "notes": v.notes,
+            "race": race, "no_race": no, "unknown": unknown,
+            "complete": unknown == 0,
+        },
+    });
+    if let Some(root) = ctx.source_root {
+        run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [run],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

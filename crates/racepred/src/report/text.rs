@@ -206,6 +206,70 @@ pub fn to_text(report: &RaceReport, trace: &str, names: &Names) -> String {
     String::from_utf8(out).expect("UTF-8")
 }
 
+/// Writes the verdicts of `racepred check`: a summary line, then one line per location pair
+/// (races first), with who decided it, its first instance and its witness or reason.
+pub fn write_verdicts<W: Write + ?Sized>(
+    w: &mut W,
+    v: &crate::verdict::Verdicts,
+    ctx: &ReportContext<'_>,
+    events: u64,
+) -> io::Result<()> {
+    use crate::verdict::VerdictKind;
+    let (names, locs) = (ctx.names, ctx.locs());
+    if let (Some(name), Some(t)) = (ctx.table_name(), ctx.locations) {
+        writeln!(
+            w,
+            "locations: {name} ({} of {} trace locations mapped)",
+            t.coverage(ctx.names),
+            ctx.names.locs.len()
+        )?;
+    }
+    let (race, no, unknown) = v.counts();
+    writeln!(
+        w,
+        "check: {} in {} of {}: {race} race, {no} no race, {unknown} unknown",
+        plural(v.warnings.len(), "location pair", "location pairs"),
+        plural(events as usize, "event", "events"),
+        ctx.trace_path
+    )?;
+    for x in &v.warnings {
+        let p = &x.pair;
+        writeln!(
+            w,
+            "  {:<8} {:<11} {} at {} -> {}  (first: {} in {}, {} in {})",
+            x.verdict.name(),
+            p.kind.name(),
+            names.var(p.first_event.var()),
+            locs.show(p.first_event.loc),
+            locs.show(p.second_event.loc),
+            event_at(ctx, p.first),
+            names.thread(p.first_event.thread),
+            event_at(ctx, p.second),
+            names.thread(p.second_event.thread),
+        )?;
+        match x.verdict {
+            VerdictKind::Race => match &x.witness {
+                Some(f) => writeln!(w, "           by {}; witness {f}", x.by)?,
+                None => writeln!(w, "           by {}", x.by)?,
+            },
+            VerdictKind::NoRace => writeln!(w, "           proof: {}", x.by)?,
+            VerdictKind::Unknown => {
+                writeln!(w, "           why: {}", x.reason.as_deref().unwrap_or("-"))?
+            }
+        }
+    }
+    for n in &v.notes {
+        writeln!(w, "  note: {n}")?;
+    }
+    if unknown > 0 {
+        writeln!(
+            w,
+            "  incomplete: {unknown} location pair(s) have no verdict (see why above)"
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

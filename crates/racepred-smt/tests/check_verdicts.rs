@@ -1,0 +1,105 @@
+//! The verdicts of `racepred check` ([`racepred::verdict::decide`] over `tsan-hybrid`,
+//! `syncp`, `shbp` and the SMT stage's evidence) against the exact oracle, on random small
+//! traces that fit in one SMT window:
+//!
+//! - `race` exactly for the location pairs (groups) with a predictable pair;
+//! - `no race` for every other candidate (the whole trace is one window, so absence is
+//!   proved), and never for a group with a predictable pair;
+//! - no `unknown`;
+//! - every `syncp` race carries a cut whose witness replays.
+//!
+//! And with the SMT stage cut short (a window smaller than the trace), no group is `no
+//! race`: absence is never claimed without a proof.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use racepred::analysis::{self, AnalysisKind, AnalysisOptions};
+use racepred::gen::from_actions;
+use racepred::oracle::{self, OracleConfig};
+use racepred::report::{place, GroupKey, PairKind};
+use racepred::trace::values::ValueTrace;
+use racepred::trace::{LocId, Trace};
+use racepred::verdict::{decide, VerdictKind};
+use racepred::witness;
+use racepred_smt::{evidence, predict, SmtConfig, SmtKind};
+
+fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
+    let mut events = t.events.clone();
+    for (i, ev) in events.iter_mut().enumerate() {
+        ev.loc = LocId(locs[i % locs.len()] as u32);
+    }
+    Trace::from_events(events)
+}
+
+fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
+    let opts = AnalysisOptions {
+        group_racy: true,
+        witness_cuts: true,
+        ..AnalysisOptions::default()
+    };
+    let run = |k| analysis::run_one(t, analysis::create(k, &opts).unwrap());
+    let cand = run(AnalysisKind::TsanHybrid);
+    let shbp = run(AnalysisKind::Shbp);
+    let syncp = run(AnalysisKind::SyncP);
+    let vt = ValueTrace::from_trace(t.clone());
+    let mut cfg = SmtConfig::new(SmtKind::Mcm);
+    cfg.window = window;
+    let out = predict(&vt, &cfg, |_| {}).unwrap();
+    let ev = evidence(&vt, &cfg, &out);
+    decide(&cand, &[&syncp, &shbp], Some(&ev))
+}
+
+fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
+    proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn verdicts_match_the_oracle(
+        a in actions(18),
+        threads in 2u32..4,
+        locs in proptest::collection::vec(0u8..4, 1..5),
+    ) {
+        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let o = oracle::analyze(&t, &OracleConfig::default()).unwrap();
+        let racy: BTreeSet<GroupKey> = o
+            .predictable
+            .iter()
+            .map(|&(x, y)| {
+                let (e, f) = (&t.events[x as usize], &t.events[y as usize]);
+                (place(e), place(f), PairKind::of(e, f))
+            })
+            .collect();
+        let v = verdicts(&t, 10_000);
+        let vt = ValueTrace::from_trace(t.clone());
+        let concrete = vt.concrete().unwrap();
+        let mut races = BTreeSet::new();
+        for w in &v.warnings {
+            let k = w.pair.group_key();
+            match w.verdict {
+                VerdictKind::Race => {
+                    races.insert(k);
+                    if let Some(c) = &w.cut {
+                        let s = witness::from_cut(&t, &c.cut, (c.first, c.second));
+                        prop_assert!(witness::replay(&vt, &concrete, &s).is_ok());
+                    }
+                }
+                VerdictKind::NoRace => prop_assert!(!racy.contains(&k), "no race claimed for {:?}", k),
+                VerdictKind::Unknown => prop_assert!(false, "unknown in one window: {:?}", w.reason),
+            }
+        }
+        prop_assert_eq!(races, racy);
+    }
+
+    #[test]
+    fn no_absence_claimed_from_windows(a in actions(18), threads in 2u32..4) {
+        let t = from_actions(threads, 2, 2, &a);
+        prop_assume!(t.len() > 4);
+        let v = verdicts(&t, 4);
+        prop_assert!(v.warnings.iter().all(|w| w.verdict != VerdictKind::NoRace));
+        prop_assert!(v.warnings.iter().filter(|w| w.verdict == VerdictKind::Unknown).all(|w| w.reason.is_some()));
+    }
+}
