@@ -151,6 +151,7 @@ fn analyses_doc_names_tests_that_exist() {
         "sshb",
         "rdit",
         "pacer",
+        "syncp",
         "mcm",
         "recipe",
         "recipe-alt",
