@@ -177,9 +177,6 @@ pub struct AnalyzeArgs {
     /// Seed for randomised analyses.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Print every race pair / racy event, not only one line per location pair.
-    #[arg(long)]
-    pub all: bool,
     /// RDIT: order every two barrier pairs of different threads (the naive approach).
     #[arg(long)]
     pub conservative: bool,
@@ -205,7 +202,7 @@ pub struct AnalyzeArgs {
     /// not only the first of each location and operation (memory then grows with the racy
     /// events); mcm/recipe/recipe-alt: ask about every candidate pair, not only until each
     /// location pair has a race.
-    #[arg(long, visible_alias = "all-events")]
+    #[arg(long, visible_aliases = ["all-events", "all"])]
     pub all_pairs: bool,
     /// lockset, tsan-hybrid, w3po (without --all-pairs): split the variables over N threads, each
     /// analysing the accesses of its share; the reports are the same for every N. Pays off

@@ -49,7 +49,29 @@ pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
     ("budget", "--budget", SMT),
     ("witness", "--witness", SMT),
     ("all_pairs", "--all-pairs", ALL_PAIRS),
+    ("jobs", "--jobs", SHARDED),
 ];
+
+/// The analyses `--jobs` splits over threads (without `--all-pairs`).
+const SHARDED: &[&str] = &["lockset", "tsan-hybrid", "w3po"];
+
+/// Most analysis threads `--jobs` starts: far more than any machine has cores, few enough
+/// that the threads (and their stacks) can always be made.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs N`: at most [`MAX_JOBS`], and only where it splits something.
+pub fn jobs(m: Option<&ArgMatches>, jobs: usize, all_pairs: bool) -> Result<usize> {
+    if jobs > MAX_JOBS {
+        bail!("--jobs must be at most {MAX_JOBS}, not {jobs}");
+    }
+    if all_pairs && m.is_some_and(|m| given(m, "jobs")) {
+        bail!(
+            "--jobs splits {} only without --all-pairs; it has no effect with it (drop one)",
+            SHARDED.join(", ")
+        );
+    }
+    Ok(jobs)
+}
 
 /// The SMT predictors (`racepred-smt`).
 const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];

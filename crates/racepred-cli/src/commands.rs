@@ -26,6 +26,10 @@ use crate::locations;
 use crate::outfile::{refuse_inputs, Out};
 use crate::progress::Progress;
 
+/// Exit status of `analyze` when no race was found but some analysis did not examine
+/// everything (a spent `--budget`, timed-out queries): not the "no race" of status 0.
+pub const INCOMPLETE: u8 = 3;
+
 /// Runs a command; `matches` are the raw flags (to tell options the user gave from defaults).
 pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
     match cli.command {
@@ -40,7 +44,7 @@ pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
         Command::Sample(a) => sample(a),
         Command::Elide(a) => elide(a),
         Command::Replay(a) => crate::smt::replay(a),
-        Command::Record(a) => crate::record::record(a),
+        Command::Record(a) => crate::record::record(a, matches.subcommand_matches("record")),
     }
 }
 
@@ -483,7 +487,7 @@ fn oracle(a: OracleArgs) -> Result<ExitCode> {
     let mut ctx = report::ReportContext::new(&path, &trace.names);
     ctx.locations = table.as_ref();
     ctx.lines = report::EventLines::of_trace(&trace.lines);
-    write_reports(&reports, &ctx, &a.output, false, false)?;
+    write_reports(&reports, &ctx, &a.output, false)?;
     Ok(if result.predictable.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -497,7 +501,6 @@ fn write_reports(
     ctx: &report::ReportContext<'_>,
     output: &Output,
     sarif: bool,
-    _all: bool,
 ) -> Result<()> {
     let mut out = open_output(output)?;
     if sarif {
@@ -581,7 +584,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
             .collect();
         checks::options_belong(m, &names, checks::ANALYSIS_OPTIONS)?;
     }
-    let jobs = a.jobs.map_or(1, |n| n.get());
+    let jobs = checks::jobs(matches, a.jobs.map_or(1, |n| n.get()), a.all_pairs)?;
     let mut plan = analysis::Plan::new(&kinds, &opts, jobs)?;
     let table = locations::load(&a.locations, &a.input.trace)?;
     let source_root = a
@@ -652,9 +655,12 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         ctx.source_root = Some(root);
         ctx.source_index = Some(index);
     }
-    write_reports(&reports, &ctx, &a.output, a.sarif, a.all)?;
+    write_reports(&reports, &ctx, &a.output, a.sarif)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
+    } else if reports.iter().any(|r| r.incomplete.is_some()) {
+        // No race found, but not everything was examined: not the "no race" of status 0.
+        ExitCode::from(INCOMPLETE)
     } else {
         ExitCode::SUCCESS
     })
@@ -717,7 +723,6 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
             std::slice::from_ref(&d.report),
             &ctx,
             &a.output,
-            false,
             false,
         )?;
     } else {

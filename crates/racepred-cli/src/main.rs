@@ -8,6 +8,7 @@ mod locations;
 mod outfile;
 mod progress;
 mod record;
+mod signals;
 mod smt;
 
 use std::process::ExitCode;
@@ -17,6 +18,9 @@ use clap::{CommandFactory, FromArgMatches};
 fn main() -> ExitCode {
     let matches = args::Cli::command().get_matches();
     let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if !matches!(cli.command, args::Command::Record(_)) {
+        signals::remove_temporaries_on_signal();
+    }
     match commands::run(cli, &matches) {
         Ok(code) => code,
         Err(err) => {

@@ -70,6 +70,12 @@ pub struct SmtOptions<'a> {
     pub witness_dir: Option<&'a Path>,
 }
 
+/// A positive, finite number of seconds as a duration; one too long for a `Duration` (more
+/// than 584 billion years) is the longest there is: no limit in practice.
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+}
+
 /// Runs one SMT analysis; writes witnesses to the directory if asked.
 pub fn run(
     vt: &ValueTrace,
@@ -91,20 +97,21 @@ pub fn run(
     let cfg = SmtConfig {
         kind,
         window: opts.window,
-        query_timeout: Duration::from_secs_f64(opts.query_timeout),
-        budget: opts.budget.map(Duration::from_secs_f64),
+        query_timeout: seconds(opts.query_timeout),
+        budget: opts.budget.map(seconds),
         all_pairs: opts.all_pairs,
         max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
     };
     let mut progress = Progress::new();
     let out = racepred_smt::predict(vt, &cfg, |c| {
         progress.message(&format!(
-            "{}: {} sat, {} unsat, {} timed out, {} skipped",
+            "{}: {} sat, {} unsat, {} timed out, {} skipped, {} not asked",
             kind.name(),
             c.sat,
             c.unsat,
             c.timeout,
-            c.skipped
+            c.skipped,
+            c.unasked
         ))
     })
     .map_err(|e| e.in_file(trace_path))?;

@@ -395,10 +395,15 @@ impl<'a> Problem<'a> {
             total += match kind {
                 ReadKind::SameWrite(_) => ws + 1,
                 ReadKind::SameValue(v) => {
-                    let same = self.writes[&(space(ev.op), ev.target)]
-                        .iter()
-                        .filter(|&&w| self.write_value[w] == Some(v))
-                        .count() as u64;
+                    // A read of a variable no write of the window wrote has no writes.
+                    let same = self
+                        .writes
+                        .get(&(space(ev.op), ev.target))
+                        .map_or(0, |ws| {
+                            ws.iter()
+                                .filter(|&&w| self.write_value[w] == Some(v))
+                                .count()
+                        }) as u64;
                     (same + 1) * (ws + 1)
                 }
                 ReadKind::Relaxed => (ws + 1) * (ws + 1),

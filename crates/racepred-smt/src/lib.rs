@@ -121,8 +121,10 @@ pub struct Counts {
     pub sat: u64,
     pub unsat: u64,
     pub timeout: u64,
-    /// Candidates not asked: their location pair already had a race, or the budget ran out.
+    /// Candidates not asked because their location pair already had a race.
     pub skipped: u64,
+    /// Candidates not asked because the budget ran out first.
+    pub unasked: u64,
     /// Candidates never asked because program order, fork/join or a lock held across both
     /// orders them.
     pub pruned: u64,
@@ -167,10 +169,19 @@ pub fn predict(vt: &ValueTrace, cfg: &SmtConfig, progress: impl FnMut(&Counts)) 
     let watch = Watchdog::default();
     std::thread::scope(|scope| {
         scope.spawn(|| watch.run(&handle));
-        let result = predict_with(vt, cfg, progress, &watch);
-        watch.stop();
-        result
+        // Stops the watchdog on every way out, a panic included: the scope waits for it.
+        let _stop = StopOnDrop(&watch);
+        predict_with(vt, cfg, progress, &watch)
     })
+}
+
+/// Stops its watchdog when dropped (normal return or unwinding).
+struct StopOnDrop<'a>(&'a Watchdog);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 /// The deadline of the running query, checked every 10 ms by a watchdog thread.
@@ -185,7 +196,8 @@ impl Watchdog {
         use std::sync::atomic::Ordering;
         while !self.done.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(10));
-            let mut d = self.deadline.lock().expect("watchdog lock");
+            // A poisoned lock (a panic while it was held) still holds a valid deadline.
+            let mut d = self.deadline.lock().unwrap_or_else(|e| e.into_inner());
             if d.is_some_and(|d| Instant::now() >= d) {
                 *d = None;
                 handle.interrupt();
@@ -194,11 +206,11 @@ impl Watchdog {
     }
 
     fn arm(&self, deadline: Instant) {
-        *self.deadline.lock().expect("watchdog lock") = Some(deadline);
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = Some(deadline);
     }
 
     fn disarm(&self) {
-        *self.deadline.lock().expect("watchdog lock") = None;
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     fn stop(&self) {
@@ -215,7 +227,8 @@ fn predict_with(
     let concrete = vt.concrete()?;
     let ix = ReplayIndex::new(vt);
     let start = Instant::now();
-    let deadline = cfg.budget.map(|b| start + b);
+    // A budget too large to add to the clock is no limit.
+    let deadline = cfg.budget.and_then(|b| start.checked_add(b));
     let mut out = Outcome::default();
     let mut found_locs: rustc_hash::FxHashSet<(u64, u64, u8)> = Default::default();
     let mut snapshot = Replayer::new(vt, cfg.kind.model());
@@ -269,7 +282,7 @@ fn predict_with(
                     continue;
                 }
                 if deadline.is_some_and(|d| Instant::now() >= d) {
-                    out.counts.skipped += 1;
+                    out.counts.unasked += 1;
                     out.out_of_budget = true;
                     continue;
                 }
@@ -301,7 +314,7 @@ fn predict_with(
                     match built {
                         Some(s) => session = Some(s),
                         None => {
-                            out.counts.skipped += 1;
+                            out.counts.unasked += 1;
                             out.out_of_budget = true;
                             continue;
                         }
@@ -313,7 +326,11 @@ fn predict_with(
                 }
                 let t0 = Instant::now();
                 // A little after Z3's own timeout, in case it does not stop by itself.
-                watch.arm(Instant::now() + timeout + Duration::from_millis(200));
+                let now = Instant::now();
+                if let Some(d) = now.checked_add(timeout.saturating_add(Duration::from_millis(200)))
+                {
+                    watch.arm(d);
+                }
                 let answer = s.query(&problem, c, timeout);
                 watch.disarm();
                 if debug {
@@ -388,11 +405,12 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
         "{what}; sound: every pair comes with a witness schedule that replays"
     ));
     r.notes.push(format!(
-        "queries: {} sat, {} unsat, {} timed out, {} skipped ({} pruned before asking); {} window(s) of {} events{}",
+        "queries: {} sat, {} unsat, {} timed out, {} skipped (location pair found already), {} not asked (budget spent) ({} pruned before asking); {} window(s) of {} events{}",
         c.sat,
         c.unsat,
         c.timeout,
         c.skipped,
+        c.unasked,
         c.pruned,
         c.windows,
         cfg.window,
@@ -428,6 +446,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
             vt.trace.len()
         ));
     }
+    r.incomplete = incompleteness(c, out.out_of_budget);
     let mut extra = |k: &str, v: serde_json::Value| {
         r.extra.insert(k.to_string(), v);
     };
@@ -435,6 +454,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     extra("unsat", c.unsat.into());
     extra("timeout", c.timeout.into());
     extra("skipped", c.skipped.into());
+    extra("unasked", c.unasked.into());
     extra("pruned", c.pruned.into());
     extra("replay_failed", c.replay_failed.into());
     extra("too_large", c.too_large.into());
@@ -444,4 +464,32 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     extra("window", (cfg.window as u64).into());
     extra("seconds", out.elapsed.as_secs_f64().into());
     r
+}
+
+/// Why a run did not examine every candidate it had (`None`: it did): what was left out
+/// may hold races, so the report must not say "no races".
+fn incompleteness(c: &Counts, out_of_budget: bool) -> Option<String> {
+    let mut why = Vec::new();
+    if out_of_budget || c.unasked > 0 || c.windows_unexamined > 0 {
+        why.push(format!(
+            "the --budget ran out: {} candidate(s) not asked, {} window(s) not looked at",
+            c.unasked, c.windows_unexamined
+        ));
+    }
+    if c.timeout > 0 {
+        why.push(format!("{} query(ies) timed out (--query-timeout)", c.timeout));
+    }
+    if c.too_large > 0 {
+        why.push(format!(
+            "{} candidate(s) in windows too large to encode (try a smaller --window)",
+            c.too_large
+        ));
+    }
+    if c.replay_failed > 0 {
+        why.push(format!(
+            "{} race(s) dropped because their witness did not replay",
+            c.replay_failed
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }

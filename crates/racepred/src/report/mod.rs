@@ -157,6 +157,11 @@ pub struct RaceReport {
     /// unless `--all-pairs`) lists the first racy event of each (location, operation) and
     /// here, at the same position, the number of racy events of that (location, operation).
     pub racy_counts: Vec<u64>,
+    /// Why the analysis did not examine everything it was asked to (a spent time budget,
+    /// windows or candidates left unasked); `None` for a complete run. An incomplete report
+    /// without races does not say "no races": text, JSON (`"complete": false`,
+    /// `"incomplete"`) and SARIF (`executionSuccessful: false`) say what was not examined.
+    pub incomplete: Option<String>,
 }
 
 impl RaceReport {
@@ -171,6 +176,7 @@ impl RaceReport {
             extra: serde_json::Map::new(),
             group_counts: Vec::new(),
             racy_counts: Vec::new(),
+            incomplete: None,
         }
     }
 

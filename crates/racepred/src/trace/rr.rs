@@ -84,6 +84,8 @@ impl LineFormat for RrFormat {
         line.first() != Some(&b'@')
     }
 
+    const SKIPS: Option<&'static str> = Some("RoadRunner banners (lines not starting with `@`)");
+
     fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
         parse_line(line, names)
     }
