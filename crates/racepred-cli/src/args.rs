@@ -262,7 +262,9 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub lenient: bool,
     /// Drop the values and alternative paths of a value trace (value-level STD extension):
-    /// without it, only STD output accepts a trace that has them, and keeps them.
+    /// without it, only STD output accepts a trace that has them, and keeps them. Into a
+    /// format other than STD and binary, the `let` and `br` events go too (the events after
+    /// them are then numbered differently).
     #[arg(long)]
     pub drop_values: bool,
 }

@@ -8,6 +8,10 @@ use clap::ArgMatches;
 /// A rate or share: a number in [0, 1] (`--rate`, `--rates`, `--sync`, `--fraction`, …).
 pub fn rate(flag: &str, v: f64) -> Result<f64> {
     if !(0.0..=1.0).contains(&v) {
+        // `{:e}` past 10^6: a value like 1e300 is not echoed as 300 digits.
+        if v.abs() >= 1e6 {
+            bail!("{flag} must be between 0 and 1, not {v:e}");
+        }
         bail!("{flag} must be between 0 and 1, not {v}");
     }
     Ok(v)

@@ -23,7 +23,7 @@ use crate::args::{
 use crate::args::{Cli, Command, FormatArg};
 use crate::checks;
 use crate::locations;
-use crate::outfile::{refuse_inputs, Out};
+use crate::outfile::{escaped, refuse_inputs, Out};
 use crate::progress::Progress;
 
 /// Exit status of `analyze` when no race was found but some analysis did not examine
@@ -141,7 +141,7 @@ fn is_line_error(e: &racepred::Error) -> bool {
 /// ([`ValueTrace::concrete`](racepred::trace::values::ValueTrace::concrete): reads observe
 /// what the last write wrote, branches hold); a problem is added to `problems` unless its
 /// line already has one (a syntax error the streaming pass reported).
-fn check_values(input: &Input, problems: &mut Vec<(u64, String, String)>) {
+fn check_values(input: &Input, problems: &mut Vec<Problem>) {
     use racepred::trace::values::ValueTrace;
     if input.trace == Path::new("-") {
         eprintln!(
@@ -165,18 +165,23 @@ fn check_values(input: &Input, problems: &mut Vec<(u64, String, String)>) {
             Some((r, x)) => (r.to_string(), x.to_string()),
             None => ("error".to_string(), msg),
         };
-        problems.push((line, rule, expl));
+        let event = e.position().and_then(|p| p.event);
+        problems.push((line, event, rule, expl));
         problems.sort_by_key(|p| p.0);
     }
 }
+
+/// A problem `validate` lists: (line, 0 without lines; event index, where known; rule;
+/// explanation).
+type Problem = (u64, Option<u64>, String, String);
 
 fn validate(a: ValidateArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     let mut src = open_input(&a.input)?;
     let path = trace_name(&a.input.trace);
     let mut validator = Validator::new();
-    // (line, rule, explanation) of every problem, syntax errors included.
-    let mut problems: Vec<(u64, String, String)> = Vec::new();
+    // Every problem, syntax errors included.
+    let mut problems: Vec<Problem> = Vec::new();
     let mut events = 0u64;
     let mut progress = Progress::for_input(src.total_bytes());
     let mut last_err_pos = None;
@@ -193,7 +198,12 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
             Ok(Some(ev)) => {
                 events += 1;
                 if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
-                    problems.push((v.line, v.rule.name().to_string(), v.explanation));
+                    problems.push((
+                        v.line,
+                        Some(events - 1),
+                        v.rule.name().to_string(),
+                        v.explanation,
+                    ));
                 }
                 if events & ((1 << 20) - 1) == 0 {
                     progress.update(events, src.bytes_read());
@@ -213,7 +223,7 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
                     Some((r, x)) => (r.to_string(), x.to_string()),
                     None => ("error".to_string(), msg),
                 };
-                problems.push((line, rule, expl));
+                problems.push((line, e.position().and_then(|p| p.event), rule, expl));
                 last_err_pos = Some(line);
             }
         }
@@ -232,16 +242,20 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
             "trace": path,
             "events": events,
             "well_formed": problems.is_empty() && fatal.is_none(),
-            "violations": problems.iter().map(|(line, rule, expl)| serde_json::json!({
-                "line": line, "rule": rule, "explanation": expl,
+            "violations": problems.iter().map(|(line, event, rule, expl)| serde_json::json!({
+                "line": line, "event": event, "rule": rule, "explanation": expl,
             })).collect::<Vec<_>>(),
             "error": fatal_msg,
         });
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
     } else {
-        for (line, rule, expl) in &problems {
-            writeln!(out, "{path}:{line}: {rule}: {expl}")?;
+        for (line, event, rule, expl) in &problems {
+            match (line, event) {
+                // A binary trace has no lines: its events (0-based) locate problems.
+                (0, Some(e)) => writeln!(out, "{path}: event {e}: {rule}: {expl}")?,
+                _ => writeln!(out, "{path}:{line}: {rule}: {expl}")?,
+            }
         }
         if fatal.is_some() {
             // The error itself goes to stderr (once), like every command's.
@@ -277,11 +291,13 @@ fn output_format(path: &Path, to: Option<FormatArg>) -> Result<Format> {
     Ok(f)
 }
 
-/// Copies `src` into `dst`, validating as it goes; returns the event count.
+/// Copies `src` into `dst`, validating as it goes, without the value-trace events (`let`,
+/// `br`) if `drop_value_ops`; returns the event count.
 fn copy_validated(
     src: &mut dyn EventSource,
     dst: &mut dyn trace::write::TraceWriter,
     lenient: bool,
+    drop_value_ops: bool,
 ) -> Result<u64> {
     let mut validator = Validator::new();
     let mut progress = Progress::for_input(src.total_bytes());
@@ -294,8 +310,11 @@ fn copy_validated(
             }
             warnings += 1;
             if warnings <= 10 {
-                eprintln!("racepred: warning: {}", v.to_error());
+                eprintln!("racepred: warning: {}", escaped(&v.to_error().to_string()));
             }
+        }
+        if drop_value_ops && ev.op.is_value_op() {
+            continue;
         }
         let addrs = if ev.op == Op::MethodBegin {
             src.addresses()
@@ -323,7 +342,9 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let to = output_format(&a.output, a.to)?;
     let mut src = open_trace(&a.input, a.from, a.max_line, a.no_mmap)?;
     let mut dst = trace::write::create(&a.output, to)?;
-    copy_validated(&mut *src, &mut *dst, a.lenient).map_err(|e| {
+    // Formats without values have no `let`/`br` events either: --drop-values drops them.
+    let drop_value_ops = a.drop_values && !matches!(to, Format::Std | Format::Binary);
+    copy_validated(&mut *src, &mut *dst, a.lenient, drop_value_ops).map_err(|e| {
         match e.downcast::<racepred::Error>() {
             Ok(e) => anyhow::Error::from(e.in_file(&a.input)),
             Err(e) => e,
@@ -430,9 +451,14 @@ fn generate(a: GenerateArgs) -> Result<ExitCode> {
         "--sync plus --volatile must be at most 1"
     );
     let to = output_format(&a.output, a.to)?;
+    anyhow::ensure!(
+        !(to == Format::GoLog && cfg.fork_join),
+        "Go-log traces have no fork or join events: add --no-fork-join to generate {}",
+        a.output.display()
+    );
     let mut src = Generator::new(cfg);
     let mut dst = trace::write::create(&a.output, to)?;
-    trace::write::copy(&mut src, &mut *dst)?;
+    trace::write::copy(&mut src, &mut *dst).map_err(|e| e.in_file(&a.output))?;
     dst.finish()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -445,7 +471,7 @@ fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
         if !lenient {
             return Err(e.into());
         }
-        eprintln!("racepred: warning: {e}");
+        eprintln!("racepred: warning: {}", escaped(&e.to_string()));
     }
     Ok(trace)
 }
@@ -621,7 +647,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     for v in summary.violations.iter().take(10) {
         eprintln!(
             "racepred: warning: {}",
-            v.to_error().in_file(&a.input.trace)
+            escaped(&v.to_error().in_file(&a.input.trace).to_string())
         );
     }
     if summary.violations.len() > 10 {
@@ -691,7 +717,7 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
     for v in summary.violations.iter().take(10) {
         eprintln!(
             "racepred: warning: {}",
-            v.to_error().in_file(&a.input.trace)
+            escaped(&v.to_error().in_file(&a.input.trace).to_string())
         );
     }
     let names = src.names();
@@ -845,11 +871,13 @@ fn elide(a: ElideArgs) -> Result<ExitCode> {
     let mut dst = trace::write::create(&a.output, to)?;
     trace::write::copy(&mut e.trace.source(), &mut *dst)?;
     dst.finish()?;
+    let removed = e.removed();
     eprintln!(
-        "racepred: elided {} region(s), {} of {} events remain (barrier events included)",
+        "racepred: elided {} region(s): {removed} of {} events removed, {} barrier event(s) added, {} events written",
         e.regions.len(),
-        e.trace.len(),
-        trace.len()
+        trace.len(),
+        (e.trace.len() + removed).saturating_sub(trace.len()),
+        e.trace.len()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -27,7 +27,8 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("racepred: {err:#}");
+            // Messages quote input (names, tokens): no control characters reach the terminal.
+            eprintln!("racepred: {}", outfile::escaped(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

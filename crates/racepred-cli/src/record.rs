@@ -197,7 +197,7 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     if let Some(report) = report {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        out.write_all(&report?)?;
+        crate::outfile::write_escaped(&mut out, &report?)?;
         out.flush()?;
     }
     if after.is_none() || after == before {
