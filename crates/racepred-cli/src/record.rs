@@ -108,7 +108,6 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
             }
         }
     }
-    let runtime = find_runtime(a.runtime.as_deref())?;
     if !(0.0..=1.0).contains(&a.rate) {
         bail!("--rate {} is not in [0, 1]", a.rate);
     }
@@ -135,7 +134,15 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     if output.file_name().is_none() {
         bail!("{}: not a file name", output.display());
     }
-    check_output(&output, a.online.is_some(), &program)?;
+    let runtime = check_output(&output, a.online.is_some(), &program)
+        .and_then(|()| find_runtime(a.runtime.as_deref()));
+    let runtime = match runtime {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
     let before = identity(&output);
 
     let link = dir.join("libtsan.so.2");

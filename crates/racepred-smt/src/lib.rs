@@ -493,3 +493,28 @@ fn incompleteness(c: &Counts, out_of_budget: bool) -> Option<String> {
     }
     (!why.is_empty()).then(|| why.join("; "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside the run (here in the progress callback) reaches the caller instead of
+    /// leaving the scope waiting forever on the watchdog thread.
+    #[test]
+    fn a_panic_inside_the_run_is_no_hang() {
+        let text = "T0|fork(T1)|0\nT0|w(x)|1\nT1|w(x)|2\n";
+        let vt = ValueTrace::read(text.as_bytes()).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let cfg = SmtConfig::new(SmtKind::Mcm);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                predict(&vt, &cfg, |_| panic!("progress fails"))
+            }));
+            let _ = tx.send(r.is_err());
+        });
+        let panicked = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("predict did not return within 60 s after a panic");
+        assert!(panicked);
+    }
+}
