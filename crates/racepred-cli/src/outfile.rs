@@ -83,8 +83,9 @@ impl Out {
 /// traces and location tables written by others, and must not drive the reader's terminal
 /// (clear it, move the cursor, retitle the window), as `git` quotes such bytes in paths.
 /// C0 controls other than the newline, DEL and the C1 controls (U+0080–U+009F, UTF-8
-/// `C2 80`–`C2 9F`) become `\xNN` or `\u{NN}`; every other byte passes unchanged. JSON and
-/// SARIF escape control characters themselves, so this changes nothing in them.
+/// `C2 80`–`C2 9F`) become `\u00NN`; every other byte passes unchanged. That is JSON's own
+/// escape: JSON and SARIF output (which escape C0 controls themselves but may hold DEL and
+/// C1 raw) stays valid and means the same.
 pub fn write_escaped(w: &mut impl Write, buf: &[u8]) -> io::Result<()> {
     let mut start = 0;
     let mut i = 0;
@@ -94,10 +95,10 @@ pub fn write_escaped(w: &mut impl Write, buf: &[u8]) -> io::Result<()> {
         if (b < 0x20 && b != b'\n') || b == 0x7f || c1 {
             w.write_all(&buf[start..i])?;
             if c1 {
-                write!(w, "\\u{{{:x}}}", buf[i + 1])?;
+                write!(w, "\\u{:04x}", buf[i + 1])?;
                 i += 2;
             } else {
-                write!(w, "\\x{b:02x}")?;
+                write!(w, "\\u{b:04x}")?;
                 i += 1;
             }
             start = i;
