@@ -118,3 +118,47 @@ fn skipped_and_unasked_candidates_are_counted_apart() {
     assert_eq!(v["extra"]["unasked"], 0, "{out}");
     assert_eq!(v["complete"], true, "{out}");
 }
+
+/// A witness file says which value each relaxed read reads in its schedule when that is
+/// not the recorded one, and still replays.
+#[test]
+fn witness_files_say_what_relaxed_reads_read() {
+    let d = dir("witness");
+    let fig1 = repo().join("tests/traces/recipe_fig1.std");
+    let wd = d.join("w");
+    let (code, out, err) = run_within(
+        120,
+        bin().args(["analyze", "-a", "recipe", "--witness"]).arg(&wd).arg(&fig1),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    // Race 2-5 (events 5 and 9): T2's read of y (event 7) reads 3 from line 1, not 5.
+    assert!(out.contains("7: T2|r(y)->a=5|4  (reads 3 here)"), "{out}");
+    let file = wd.join("recipe-5-9.std");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("# in this schedule the read below reads 3 (the trace recorded 5)\n#@ 7\n"),
+        "{text}"
+    );
+    let (code, out, err) = run_within(60, bin().arg("replay").arg(&fig1).arg(&file));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// An ill-formed trace read with `--lenient` (a release without its acquire): `mcm` finds
+/// the race `hb` reports instead of dropping its witness.
+#[test]
+fn lenient_mcm_keeps_races_of_a_release_without_acquire() {
+    let d = dir("lenient");
+    let t = d.join("t.std");
+    std::fs::write(&t, "T0|fork(T1)|1\nT0|rel(L)|2\nT0|w(x)|3\nT1|w(x)|4\n").unwrap();
+    let (code, out, err) = run_within(
+        120,
+        bin().args(["analyze", "-a", "hb", "-a", "mcm", "--lenient", "--json"]).arg(&t),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["racy_events"], serde_json::json!([3]), "{out}");
+    assert_eq!(v[1]["pairs"][0]["first"], 2, "{out}");
+    assert_eq!(v[1]["pairs"][0]["second"], 3, "{out}");
+    assert_eq!(v[1]["extra"]["replay_failed"], 0, "{out}");
+    assert_eq!(v[1]["complete"], true, "{out}");
+}
