@@ -162,3 +162,47 @@ fn lenient_mcm_keeps_races_of_a_release_without_acquire() {
     assert_eq!(v[1]["extra"]["replay_failed"], 0, "{out}");
     assert_eq!(v[1]["complete"], true, "{out}");
 }
+
+/// The budget bounds the listing of a large window's candidates too (quadratic in the
+/// accesses of a variable), and a window too large to encode is given up before it.
+#[test]
+fn the_budget_bounds_large_windows() {
+    let d = dir("large");
+    let t = d.join("t.std");
+    // 2·10^5 writes of x; the fork orders every pair, so no candidate survives, but listing
+    // them looks at 2·10^10 pairs (about a minute).
+    let mut text = String::new();
+    for _ in 0..100_000 {
+        text.push_str("T0|w(x)|1\n");
+    }
+    text.push_str("T0|fork(T1)|2\n");
+    for _ in 0..100_000 {
+        text.push_str("T1|w(x)|3\n");
+    }
+    std::fs::write(&t, text).unwrap();
+    let (code, out, err) = run_within(
+        120,
+        bin()
+            .args(["analyze", "-a", "mcm", "--json", "--window", "4294967295", "--budget", "1"])
+            .arg(&t),
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["incomplete"].as_str().unwrap().contains("--budget ran out"), "{out}");
+    // A generous bound (reading and building the window take time too), far below the
+    // listing's.
+    let secs = v["extra"]["seconds"].as_f64().unwrap();
+    assert!(secs < 15.0, "a budget of 1 s took {secs} s");
+    // 2·10^4 critical sections of one lock: an encoding far over the atom limit.
+    let mut text = String::from("T0|fork(T1)|0\n");
+    for _ in 0..10_000 {
+        text.push_str("T0|acq(L)|1\nT0|w(x)|2\nT0|rel(L)|3\nT1|acq(L)|4\nT1|w(x)|5\nT1|rel(L)|6\n");
+    }
+    std::fs::write(&t, text).unwrap();
+    let (code, out, err) = run_within(
+        60,
+        bin().args(["analyze", "-a", "mcm", "--window", "4294967295"]).arg(&t),
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("too large to encode"), "{out}");
+}

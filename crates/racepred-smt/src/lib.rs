@@ -92,8 +92,8 @@ pub struct SmtConfig {
     pub budget: Option<Duration>,
     /// Query every candidate pair, not only until each location pair has a race.
     pub all_pairs: bool,
-    /// Largest encoding built for one window, in atoms ([`Problem::size`]); the candidates
-    /// of a larger window are counted as `too_large` and not asked (use a smaller window).
+    /// Largest encoding built for one window, in atoms ([`Problem::size`]); a larger window
+    /// is counted as `too_large` and not looked at (use a smaller window).
     pub max_atoms: u64,
 }
 
@@ -130,11 +130,12 @@ pub struct Counts {
     pub pruned: u64,
     /// Models whose witness did not replay (a bug if ever non-zero; such races are dropped).
     pub replay_failed: u64,
-    /// Candidates not asked because their window's encoding exceeds `max_atoms`.
+    /// Problems (a window, or a window with one alternative path) not looked at because
+    /// their encoding would exceed `max_atoms`.
     pub too_large: u64,
     pub windows: u64,
-    /// Windows not looked at because the budget ran out before them (building a window's
-    /// problem takes time too, even when no candidate survives).
+    /// Windows not looked at, or not to their end, because the budget ran out (building a
+    /// window's problem and listing its candidates take time too).
     pub windows_unexamined: u64,
 }
 
@@ -244,7 +245,7 @@ fn predict_with(
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             out.out_of_budget = true;
-            out.counts.windows_unexamined = (n - ws).div_ceil(cfg.window) as u64;
+            out.counts.windows_unexamined += (n - ws).div_ceil(cfg.window) as u64;
             break;
         }
         let we = (ws + cfg.window).min(n);
@@ -263,8 +264,18 @@ fn predict_with(
         for alt in variants.into_iter().filter(|_| ws >= skip_to) {
             let mut problem =
                 Problem::build(vt, &concrete, &ix, &pre, ws, we, alt, cfg.kind.model());
+            if problem.size() > cfg.max_atoms {
+                // Not even its candidates are listed: that is quadratic in a variable's
+                // accesses, and none of them could be asked.
+                out.counts.too_large += 1;
+                continue;
+            }
             let t0 = Instant::now();
-            let candidates = problem.candidates(alt.is_some());
+            let Some(candidates) = problem.candidates(alt.is_some(), deadline) else {
+                out.out_of_budget = true;
+                out.counts.windows_unexamined += 1;
+                break;
+            };
             if debug {
                 eprintln!(
                     "window {ws}: {} candidates, built in {:.3}s",
@@ -274,7 +285,6 @@ fn predict_with(
             }
             out.counts.pruned += problem.pruned;
             let mut session = None;
-            let too_large = !candidates.is_empty() && problem.size() > cfg.max_atoms;
             for &c in &candidates {
                 let loc_key = problem.location_key(c);
                 if !cfg.all_pairs && found_locs.contains(&loc_key) {
@@ -292,10 +302,6 @@ fn predict_with(
                         .min(d.saturating_duration_since(Instant::now())),
                     None => cfg.query_timeout,
                 };
-                if too_large {
-                    out.counts.too_large += 1;
-                    continue;
-                }
                 if session.is_none() {
                     // Building asserts nothing hard; the deadline bounds it.
                     if let Some(d) = deadline {
@@ -422,7 +428,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     ));
     if c.too_large > 0 {
         r.notes.push(format!(
-            "{} candidate(s) not asked: their window's encoding exceeds {} atoms (try a smaller --window)",
+            "{} window(s) not looked at: the encoding would exceed {} atoms (try a smaller --window)",
             c.too_large, cfg.max_atoms
         ));
     }
@@ -432,7 +438,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     }
     if c.windows_unexamined > 0 {
         r.notes.push(format!(
-            "{} window(s) at the end of the trace were not looked at: the budget ran out",
+            "{} window(s) not looked at, or not to their end: the budget ran out",
             c.windows_unexamined
         ));
     }
@@ -481,7 +487,7 @@ fn incompleteness(c: &Counts, out_of_budget: bool) -> Option<String> {
     }
     if c.too_large > 0 {
         why.push(format!(
-            "{} candidate(s) in windows too large to encode (try a smaller --window)",
+            "{} window(s) too large to encode (try a smaller --window)",
             c.too_large
         ));
     }
