@@ -135,6 +135,10 @@ fn fast_line(s: &[u8], names: &Names) -> Option<(Event, usize)> {
     } else {
         let annotation = i;
         while !s.get(i)?.is_ascii_whitespace() {
+            // NUL bytes are an error: the line goes to the general path, which says so.
+            if s[i] == 0 {
+                return None;
+            }
             i += 1;
         }
         if i == annotation || s[i] != b' ' {
