@@ -108,12 +108,8 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
             }
         }
     }
-    if !(0.0..=1.0).contains(&a.rate) {
-        bail!("--rate {} is not in [0, 1]", a.rate);
-    }
-    if a.period == 0 {
-        bail!("--period must be at least 1");
-    }
+    crate::checks::rate("--rate", a.rate)?;
+    crate::checks::period("--period", a.period)?;
     let dir = std::env::temp_dir().join(format!("racepred-rt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Online without -o: the report goes to a file of ours, printed when the program ends.
