@@ -225,3 +225,15 @@ pub fn install_fatal_handlers() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn summary_counts_agree_in_number() {
+        assert_eq!(counted(1usize, "variable", "variables"), "1 variable");
+        assert_eq!(counted(0usize, "lock", "locks"), "0 locks");
+        assert_eq!(counted(2u64, "event", "events"), "2 events");
+    }
+}
