@@ -196,8 +196,8 @@ pub struct AnalyzeArgs {
     /// `racepred replay TRACE FILE` checks one).
     #[arg(long, value_name = "DIR")]
     pub witness: Option<PathBuf>,
-    /// lockset/tsan-hybrid/w3po: list every race pair instead of one per location pair
-    /// (time and memory then grow with the pairs), and for lockset every Eraser violation,
+    /// lockset/tsan-hybrid/w3po/hbp/shbp: list every race pair instead of one per location
+    /// pair (memory then grows with the pairs), and for lockset every Eraser violation,
     /// not only each variable's first; hb/fasttrack/shb/wcp: list every racy event in JSON,
     /// not only the first of each location and operation (memory then grows with the racy
     /// events); mcm/recipe/recipe-alt: ask about every candidate pair, not only until each

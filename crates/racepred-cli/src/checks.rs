@@ -85,6 +85,8 @@ const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
 const ALL_PAIRS: &[&str] = &[
     "hb",
     "fasttrack",
+    "hbp",
+    "shbp",
     "shb",
     "wcp",
     "lockset",

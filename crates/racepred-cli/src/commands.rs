@@ -564,6 +564,7 @@ fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
         history: a.history,
         all_pairs: a.all_pairs,
         group_racy: !a.all_pairs,
+        group_pairs: !a.all_pairs,
         rate: a.rate,
         period: a.period,
         seed: a.seed,

@@ -167,7 +167,7 @@ fn options_of_another_analysis_are_refused_with_its_name() {
         (vec!["-a", "hb", "--ignore-global", "x"], "rdit"),
         (vec!["-a", "wcp", "--clock", "tree"], "hb, fasttrack"),
         (vec!["-a", "w3po", "--clock", "tree"], "hb, fasttrack"),
-        (vec!["-a", "hbp", "--all-pairs"], "hb, fasttrack"),
+        (vec!["-a", "rdit", "--all-pairs"], "hb, fasttrack"),
     ] {
         let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -777,4 +777,31 @@ fn messages_name_the_file_and_the_event() {
     let (code, _, err) = run(bin().args(["analyze", "-a", "hb"]).arg(&rpb));
     assert_eq!(code, 2);
     assert!(err.contains("bad.rpb: event 1: release-not-held"), "{err}");
+}
+
+/// `hbp` and `shbp` group their pairs by location pair as they find them (memory bounded
+/// by the location pairs) unless `--all-pairs`: the same location pairs and first
+/// instances either way, counts of racing accesses.
+#[test]
+fn pair_analyses_group_unless_all_pairs() {
+    let d = dir("hbpgrouped");
+    let t = d.join("t.std");
+    // T1 writes x twice at 7, T0 writes it twice at 9: 4 HB pairs, 2 racing writes.
+    std::fs::write(&t, "T1|w(x)|7\nT1|w(x)|7\nT0|w(x)|9\nT0|w(x)|9\n").unwrap();
+    for a in ["hbp", "shbp"] {
+        let (code, grouped, err) = run(bin().args(["analyze", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        let (code, all, err) = run(bin().args(["analyze", "--all-pairs", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        assert!(grouped.contains("1 location pair (write-write 1"), "{a}: {grouped}");
+        assert!(grouped.contains("2 racing accesses"), "{a}: {grouped}");
+        assert!(all.contains("4 race pairs at 1 location pair"), "{a}: {all}");
+        let first = "(first: event 1 in T1, event 2 in T0)";
+        assert!(grouped.contains(first), "{a}: {grouped}");
+        assert!(all.contains(first), "{a}: {all}");
+        let (_, json, _) = run(bin().args(["analyze", "--json", "-a", a]).arg(&t));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["summary"]["grouped"], true, "{json}");
+        assert_eq!(v["summary"]["racing_accesses"], 2, "{json}");
+    }
 }
