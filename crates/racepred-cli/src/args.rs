@@ -217,9 +217,6 @@ pub struct AnalyzeArgs {
     /// Seed for randomised analyses.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Print every race pair / racy event, not only one line per location pair.
-    #[arg(long)]
-    pub all: bool,
     /// RDIT: order every two barrier pairs of different threads (the naive approach).
     #[arg(long)]
     pub conservative: bool,
@@ -240,13 +237,13 @@ pub struct AnalyzeArgs {
     /// pair with --all-pairs).
     #[arg(long, value_name = "DIR")]
     pub witness: Option<PathBuf>,
-    /// lockset/tsan-hybrid/w3po/syncp: list every race pair instead of one per location pair
-    /// (time and memory then grow with the pairs), and for lockset every Eraser violation,
+    /// lockset/tsan-hybrid/w3po/hbp/shbp/syncp: list every race pair instead of one per
+    /// location pair (memory then grows with the pairs), and for lockset every Eraser violation,
     /// not only each variable's first; hb/fasttrack/shb/wcp: list every racy event in JSON,
     /// not only the first of each location and operation (memory then grows with the racy
     /// events); mcm/recipe/recipe-alt: ask about every candidate pair, not only until each
     /// location pair has a race.
-    #[arg(long, visible_alias = "all-events")]
+    #[arg(long, visible_aliases = ["all-events", "all"])]
     pub all_pairs: bool,
     /// lockset, tsan-hybrid, w3po (without --all-pairs): split the variables over N threads, each
     /// analysing the accesses of its share; the reports are the same for every N. Pays off
@@ -306,7 +303,9 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub lenient: bool,
     /// Drop the values and alternative paths of a value trace (value-level STD extension):
-    /// without it, only STD output accepts a trace that has them, and keeps them.
+    /// without it, only STD output accepts a trace that has them, and keeps them. Into a
+    /// format other than STD and binary, the `let` and `br` events go too (the events after
+    /// them are then numbered differently).
     #[arg(long)]
     pub drop_values: bool,
 }

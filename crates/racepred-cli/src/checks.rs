@@ -8,6 +8,10 @@ use clap::ArgMatches;
 /// A rate or share: a number in [0, 1] (`--rate`, `--rates`, `--sync`, `--fraction`, …).
 pub fn rate(flag: &str, v: f64) -> Result<f64> {
     if !(0.0..=1.0).contains(&v) {
+        // `{:e}` past 10^6: a value like 1e300 is not echoed as 300 digits.
+        if v.abs() >= 1e6 {
+            bail!("{flag} must be between 0 and 1, not {v:e}");
+        }
         bail!("{flag} must be between 0 and 1, not {v}");
     }
     Ok(v)
@@ -49,7 +53,29 @@ pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
     ("budget", "--budget", SMT),
     ("witness", "--witness", WITNESS),
     ("all_pairs", "--all-pairs", ALL_PAIRS),
+    ("jobs", "--jobs", SHARDED),
 ];
+
+/// The analyses `--jobs` splits over threads (without `--all-pairs`).
+const SHARDED: &[&str] = &["lockset", "tsan-hybrid", "w3po"];
+
+/// Most analysis threads `--jobs` starts: far more than any machine has cores, few enough
+/// that the threads (and their stacks) can always be made.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs N`: at most [`MAX_JOBS`], and only where it splits something.
+pub fn jobs(m: Option<&ArgMatches>, jobs: usize, all_pairs: bool) -> Result<usize> {
+    if jobs > MAX_JOBS {
+        bail!("--jobs must be at most {MAX_JOBS}, not {jobs}");
+    }
+    if all_pairs && m.is_some_and(|m| given(m, "jobs")) {
+        bail!(
+            "--jobs splits {} only without --all-pairs; it has no effect with it (drop one)",
+            SHARDED.join(", ")
+        );
+    }
+    Ok(jobs)
+}
 
 /// The SMT predictors (`racepred-smt`).
 const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
@@ -62,6 +88,8 @@ const WITNESS: &[&str] = &["mcm", "recipe", "recipe-alt", "syncp"];
 const ALL_PAIRS: &[&str] = &[
     "hb",
     "fasttrack",
+    "hbp",
+    "shbp",
     "shb",
     "wcp",
     "lockset",

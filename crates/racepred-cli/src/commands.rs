@@ -23,8 +23,12 @@ use crate::args::{
 use crate::args::{Cli, Command, FormatArg};
 use crate::checks;
 use crate::locations;
-use crate::outfile::{refuse_inputs, Out};
+use crate::outfile::{escaped, refuse_inputs, Out};
 use crate::progress::Progress;
+
+/// Exit status of `analyze` when no race was found but some analysis did not examine
+/// everything (a spent `--budget`, timed-out queries): not the "no race" of status 0.
+pub const INCOMPLETE: u8 = 3;
 
 /// Runs a command; `matches` are the raw flags (to tell options the user gave from defaults).
 pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
@@ -41,7 +45,7 @@ pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
         Command::Sample(a) => sample(a),
         Command::Elide(a) => elide(a),
         Command::Replay(a) => crate::smt::replay(a),
-        Command::Record(a) => crate::record::record(a),
+        Command::Record(a) => crate::record::record(a, matches.subcommand_matches("record")),
     }
 }
 
@@ -138,7 +142,7 @@ fn is_line_error(e: &racepred::Error) -> bool {
 /// ([`ValueTrace::concrete`](racepred::trace::values::ValueTrace::concrete): reads observe
 /// what the last write wrote, branches hold); a problem is added to `problems` unless its
 /// line already has one (a syntax error the streaming pass reported).
-fn check_values(input: &Input, problems: &mut Vec<(u64, String, String)>) {
+fn check_values(input: &Input, problems: &mut Vec<Problem>) {
     use racepred::trace::values::ValueTrace;
     if input.trace == Path::new("-") {
         eprintln!(
@@ -162,18 +166,23 @@ fn check_values(input: &Input, problems: &mut Vec<(u64, String, String)>) {
             Some((r, x)) => (r.to_string(), x.to_string()),
             None => ("error".to_string(), msg),
         };
-        problems.push((line, rule, expl));
+        let event = e.position().and_then(|p| p.event);
+        problems.push((line, event, rule, expl));
         problems.sort_by_key(|p| p.0);
     }
 }
+
+/// A problem `validate` lists: (line, 0 without lines; event index, where known; rule;
+/// explanation).
+type Problem = (u64, Option<u64>, String, String);
 
 fn validate(a: ValidateArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     let mut src = open_input(&a.input)?;
     let path = trace_name(&a.input.trace);
     let mut validator = Validator::new();
-    // (line, rule, explanation) of every problem, syntax errors included.
-    let mut problems: Vec<(u64, String, String)> = Vec::new();
+    // Every problem, syntax errors included.
+    let mut problems: Vec<Problem> = Vec::new();
     let mut events = 0u64;
     let mut progress = Progress::for_input(src.total_bytes());
     let mut last_err_pos = None;
@@ -190,7 +199,12 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
             Ok(Some(ev)) => {
                 events += 1;
                 if let Some(v) = validator.check_lazy(&ev, || src.position().line, || src.names()) {
-                    problems.push((v.line, v.rule.name().to_string(), v.explanation));
+                    problems.push((
+                        v.line,
+                        Some(events - 1),
+                        v.rule.name().to_string(),
+                        v.explanation,
+                    ));
                 }
                 if events & ((1 << 20) - 1) == 0 {
                     progress.update(events, src.bytes_read());
@@ -210,7 +224,7 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
                     Some((r, x)) => (r.to_string(), x.to_string()),
                     None => ("error".to_string(), msg),
                 };
-                problems.push((line, rule, expl));
+                problems.push((line, e.position().and_then(|p| p.event), rule, expl));
                 last_err_pos = Some(line);
             }
         }
@@ -229,16 +243,20 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
             "trace": path,
             "events": events,
             "well_formed": problems.is_empty() && fatal.is_none(),
-            "violations": problems.iter().map(|(line, rule, expl)| serde_json::json!({
-                "line": line, "rule": rule, "explanation": expl,
+            "violations": problems.iter().map(|(line, event, rule, expl)| serde_json::json!({
+                "line": line, "event": event, "rule": rule, "explanation": expl,
             })).collect::<Vec<_>>(),
             "error": fatal_msg,
         });
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
     } else {
-        for (line, rule, expl) in &problems {
-            writeln!(out, "{path}:{line}: {rule}: {expl}")?;
+        for (line, event, rule, expl) in &problems {
+            match (line, event) {
+                // A binary trace has no lines: its events (0-based) locate problems.
+                (0, Some(e)) => writeln!(out, "{path}: event {e}: {rule}: {expl}")?,
+                _ => writeln!(out, "{path}:{line}: {rule}: {expl}")?,
+            }
         }
         if fatal.is_some() {
             // The error itself goes to stderr (once), like every command's.
@@ -274,11 +292,13 @@ fn output_format(path: &Path, to: Option<FormatArg>) -> Result<Format> {
     Ok(f)
 }
 
-/// Copies `src` into `dst`, validating as it goes; returns the event count.
+/// Copies `src` into `dst`, validating as it goes, without the value-trace events (`let`,
+/// `br`) if `drop_value_ops`; returns the event count.
 fn copy_validated(
     src: &mut dyn EventSource,
     dst: &mut dyn trace::write::TraceWriter,
     lenient: bool,
+    drop_value_ops: bool,
 ) -> Result<u64> {
     let mut validator = Validator::new();
     let mut progress = Progress::for_input(src.total_bytes());
@@ -291,8 +311,11 @@ fn copy_validated(
             }
             warnings += 1;
             if warnings <= 10 {
-                eprintln!("racepred: warning: {}", v.to_error());
+                eprintln!("racepred: warning: {}", escaped(&v.to_error().to_string()));
             }
+        }
+        if drop_value_ops && ev.op.is_value_op() {
+            continue;
         }
         let addrs = if ev.op == Op::MethodBegin {
             src.addresses()
@@ -320,7 +343,9 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let to = output_format(&a.output, a.to)?;
     let mut src = open_trace(&a.input, a.from, a.max_line, a.no_mmap)?;
     let mut dst = trace::write::create(&a.output, to)?;
-    copy_validated(&mut *src, &mut *dst, a.lenient).map_err(|e| {
+    // Formats without values have no `let`/`br` events either: --drop-values drops them.
+    let drop_value_ops = a.drop_values && !matches!(to, Format::Std | Format::Binary);
+    copy_validated(&mut *src, &mut *dst, a.lenient, drop_value_ops).map_err(|e| {
         match e.downcast::<racepred::Error>() {
             Ok(e) => anyhow::Error::from(e.in_file(&a.input)),
             Err(e) => e,
@@ -427,9 +452,14 @@ fn generate(a: GenerateArgs) -> Result<ExitCode> {
         "--sync plus --volatile must be at most 1"
     );
     let to = output_format(&a.output, a.to)?;
+    anyhow::ensure!(
+        !(to == Format::GoLog && cfg.fork_join),
+        "Go-log traces have no fork or join events: add --no-fork-join to generate {}",
+        a.output.display()
+    );
     let mut src = Generator::new(cfg);
     let mut dst = trace::write::create(&a.output, to)?;
-    trace::write::copy(&mut src, &mut *dst)?;
+    trace::write::copy(&mut src, &mut *dst).map_err(|e| e.in_file(&a.output))?;
     dst.finish()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -442,7 +472,7 @@ fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
         if !lenient {
             return Err(e.into());
         }
-        eprintln!("racepred: warning: {e}");
+        eprintln!("racepred: warning: {}", escaped(&e.to_string()));
     }
     Ok(trace)
 }
@@ -484,7 +514,7 @@ fn oracle(a: OracleArgs) -> Result<ExitCode> {
     let mut ctx = report::ReportContext::new(&path, &trace.names);
     ctx.locations = table.as_ref();
     ctx.lines = report::EventLines::of_trace(&trace.lines);
-    write_reports(&reports, &ctx, &a.output, false, false)?;
+    write_reports(&reports, &ctx, &a.output, false)?;
     Ok(if result.predictable.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -498,7 +528,6 @@ fn write_reports(
     ctx: &report::ReportContext<'_>,
     output: &Output,
     sarif: bool,
-    _all: bool,
 ) -> Result<()> {
     let mut out = open_output(output)?;
     if sarif {
@@ -537,6 +566,7 @@ fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
         all_pairs: a.all_pairs,
         witness_cuts: a.witness.is_some(),
         group_racy: !a.all_pairs,
+        group_pairs: !a.all_pairs,
         rate: a.rate,
         period: a.period,
         seed: a.seed,
@@ -583,7 +613,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
             .collect();
         checks::options_belong(m, &names, checks::ANALYSIS_OPTIONS)?;
     }
-    let jobs = a.jobs.map_or(1, |n| n.get());
+    let jobs = checks::jobs(matches, a.jobs.map_or(1, |n| n.get()), a.all_pairs)?;
     let mut plan = analysis::Plan::new(&kinds, &opts, jobs)?;
     let table = locations::load(&a.locations, &a.input.trace)?;
     let source_root = a
@@ -622,7 +652,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     for v in summary.violations.iter().take(10) {
         eprintln!(
             "racepred: warning: {}",
-            v.to_error().in_file(&a.input.trace)
+            escaped(&v.to_error().in_file(&a.input.trace).to_string())
         );
     }
     if summary.violations.len() > 10 {
@@ -661,9 +691,12 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         ctx.source_root = Some(root);
         ctx.source_index = Some(index);
     }
-    write_reports(&reports, &ctx, &a.output, a.sarif, a.all)?;
+    write_reports(&reports, &ctx, &a.output, a.sarif)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
+    } else if reports.iter().any(|r| r.incomplete.is_some()) {
+        // No race found, but not everything was examined: not the "no race" of status 0.
+        ExitCode::from(INCOMPLETE)
     } else {
         ExitCode::SUCCESS
     })
@@ -694,7 +727,7 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
     for v in summary.violations.iter().take(10) {
         eprintln!(
             "racepred: warning: {}",
-            v.to_error().in_file(&a.input.trace)
+            escaped(&v.to_error().in_file(&a.input.trace).to_string())
         );
     }
     let names = src.names();
@@ -726,7 +759,6 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
             std::slice::from_ref(&d.report),
             &ctx,
             &a.output,
-            false,
             false,
         )?;
     } else {
@@ -849,11 +881,13 @@ fn elide(a: ElideArgs) -> Result<ExitCode> {
     let mut dst = trace::write::create(&a.output, to)?;
     trace::write::copy(&mut e.trace.source(), &mut *dst)?;
     dst.finish()?;
+    let removed = e.removed();
     eprintln!(
-        "racepred: elided {} region(s), {} of {} events remain (barrier events included)",
+        "racepred: elided {} region(s): {removed} of {} events removed, {} barrier event(s) added, {} events written",
         e.regions.len(),
-        e.trace.len(),
-        trace.len()
+        trace.len(),
+        (e.trace.len() + removed).saturating_sub(trace.len()),
+        e.trace.len()
     );
     Ok(ExitCode::SUCCESS)
 }

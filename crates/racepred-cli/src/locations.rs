@@ -49,7 +49,8 @@ pub fn load(args: &LocationArgs, trace: &Path) -> Result<Option<LocationTable>> 
         Err(e) => {
             eprintln!(
                 "racepred: warning: not using the location table found beside the trace \
-                 (--locations FILE to name one, --no-locations to skip): {e}"
+                 (--locations FILE to name one, --no-locations to skip): {}",
+                crate::outfile::escaped(&e.to_string())
             );
             Ok(None)
         }

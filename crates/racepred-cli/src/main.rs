@@ -9,6 +9,7 @@ mod locations;
 mod outfile;
 mod progress;
 mod record;
+mod signals;
 mod smt;
 
 use std::process::ExitCode;
@@ -18,13 +19,17 @@ use clap::{CommandFactory, FromArgMatches};
 fn main() -> ExitCode {
     let matches = args::Cli::command().get_matches();
     let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if !matches!(cli.command, args::Command::Record(_)) {
+        signals::remove_temporaries_on_signal();
+    }
     match commands::run(cli, &matches) {
         Ok(code) => code,
         Err(err) => {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("racepred: {err:#}");
+            // Messages quote input (names, tokens): no control characters reach the terminal.
+            eprintln!("racepred: {}", outfile::escaped(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

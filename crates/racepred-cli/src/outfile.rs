@@ -70,7 +70,8 @@ impl Out {
         match self {
             Out::Stdout(mut w) => w.flush()?,
             Out::File(w) => {
-                let f = w.into_inner().map_err(|e| e.into_error())?;
+                let path = w.get_ref().path().to_path_buf();
+                let f = w.into_inner().map_err(|e| named(e.into_error(), &path))?;
                 f.commit()?;
             }
         }
@@ -78,23 +79,67 @@ impl Out {
     }
 }
 
-impl Write for Out {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Out::Stdout(w) => w.write(buf),
-            Out::File(w) => w.write(buf),
+/// Writes `buf` with its control characters made visible: names and locations come from
+/// traces and location tables written by others, and must not drive the reader's terminal
+/// (clear it, move the cursor, retitle the window), as `git` quotes such bytes in paths.
+/// C0 controls other than the newline, DEL and the C1 controls (U+0080–U+009F, UTF-8
+/// `C2 80`–`C2 9F`) become `\u00NN`; every other byte passes unchanged. That is JSON's own
+/// escape: JSON and SARIF output (which escape C0 controls themselves but may hold DEL and
+/// C1 raw) stays valid and means the same.
+pub fn write_escaped(w: &mut impl Write, buf: &[u8]) -> io::Result<()> {
+    let mut start = 0;
+    let mut i = 0;
+    while i < buf.len() {
+        let b = buf[i];
+        let c1 = b == 0xc2 && buf.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n));
+        if (b < 0x20 && b != b'\n') || b == 0x7f || c1 {
+            w.write_all(&buf[start..i])?;
+            if c1 {
+                write!(w, "\\u{:04x}", buf[i + 1])?;
+                i += 2;
+            } else {
+                write!(w, "\\u{b:04x}")?;
+                i += 1;
+            }
+            start = i;
+        } else {
+            i += 1;
         }
+    }
+    w.write_all(&buf[start..])
+}
+
+/// `s` with its control characters made visible as [`write_escaped`] does (for messages on
+/// standard error).
+pub fn escaped(s: &str) -> String {
+    let mut v = Vec::with_capacity(s.len());
+    let _ = write_escaped(&mut v, s.as_bytes());
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+/// An error writing `path`, with its name (the kind kept: a closed pipe stays one).
+fn named(e: io::Error, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+}
+
+impl Write for Out {
+    /// Everything written goes through [`write_escaped`].
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            Out::Stdout(w) => w.write_all(buf),
-            Out::File(w) => w.write_all(buf),
+            Out::Stdout(w) => write_escaped(w, buf),
+            Out::File(w) => {
+                write_escaped(w, buf).map_err(|e| named(e, w.get_ref().path()))
+            }
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Out::Stdout(w) => w.flush(),
-            Out::File(w) => w.flush(),
+            Out::File(w) => w.flush().map_err(|e| named(e, w.get_ref().path())),
         }
     }
 }

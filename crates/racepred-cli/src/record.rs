@@ -21,6 +21,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
+use racepred::trace::Format;
+
 use crate::args::RecordArgs;
 
 const RUNTIME: &str = "libracepred_rt.so";
@@ -55,15 +57,59 @@ fn identity(p: &Path) -> Option<(u64, u64, i64, i64)> {
         .map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec()))
 }
 
-pub fn record(a: RecordArgs) -> Result<ExitCode> {
-    let runtime = find_runtime(a.runtime.as_deref())?;
+/// Refuses an output that `record` must not write: a trace file whose name says no trace
+/// format, one in a directory that does not exist (found before the program runs, not
+/// after), or the program itself.
+fn check_output(output: &Path, online: bool, program: &Path) -> Result<()> {
+    if !online && !matches!(Format::from_path(output), Some(Format::Binary | Format::Std)) {
+        bail!(
+            "{}: a trace file must end in .rpb (binary) or .std, optionally followed by .gz, .xz or .zst",
+            output.display()
+        );
+    }
+    let parent = output.parent().unwrap_or(Path::new("."));
+    if !parent.as_os_str().is_empty() && !parent.is_dir() {
+        bail!(
+            "cannot write {}: the directory {} does not exist",
+            output.display(),
+            parent.display()
+        );
+    }
+    // The program, found the way the shell finds it (a bare name through $PATH).
+    let program_file = if program.components().count() > 1 {
+        Some(program.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(program))
+                .find(|p| p.is_file())
+        })
+    };
+    if let (Some(p), Some(o)) = (program_file.and_then(|p| identity(&p)), identity(output)) {
+        if (p.0, p.1) == (o.0, o.1) {
+            bail!(
+                "refusing to write {}: it is the program being recorded",
+                output.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitCode> {
     let program = PathBuf::from(&a.command[0]);
-    if !(0.0..=1.0).contains(&a.rate) {
-        bail!("--rate {} is not in [0, 1]", a.rate);
+    if a.online.as_deref() != Some("pacer") {
+        for (id, flag) in [("rate", "--rate"), ("period", "--period"), ("seed", "--seed")] {
+            if matches.is_some_and(|m| crate::checks::given(m, id)) {
+                bail!(
+                    "{flag} applies to --online pacer only; it has no effect on {} (use --online pacer or drop {flag})",
+                    a.online.as_deref().map_or("a recorded trace".to_string(), |o| format!("--online {o}"))
+                );
+            }
+        }
     }
-    if a.period == 0 {
-        bail!("--period must be at least 1");
-    }
+    crate::checks::rate("--rate", a.rate)?;
+    crate::checks::period("--period", a.period)?;
     let dir = std::env::temp_dir().join(format!("racepred-rt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Online without -o: the report goes to a file of ours, printed when the program ends.
@@ -84,6 +130,15 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
     if output.file_name().is_none() {
         bail!("{}: not a file name", output.display());
     }
+    let runtime = check_output(&output, a.online.is_some(), &program)
+        .and_then(|()| find_runtime(a.runtime.as_deref()));
+    let runtime = match runtime {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
     let before = identity(&output);
 
     let link = dir.join("libtsan.so.2");
@@ -145,7 +200,7 @@ pub fn record(a: RecordArgs) -> Result<ExitCode> {
     if let Some(report) = report {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        out.write_all(&report?)?;
+        crate::outfile::write_escaped(&mut out, &report?)?;
         out.flush()?;
     }
     if after.is_none() || after == before {

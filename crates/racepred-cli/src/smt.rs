@@ -70,6 +70,12 @@ pub struct SmtOptions<'a> {
     pub witness_dir: Option<&'a Path>,
 }
 
+/// A positive, finite number of seconds as a duration; one too long for a `Duration` (more
+/// than 584 billion years) is the longest there is: no limit in practice.
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+}
+
 /// Runs one SMT analysis; writes witnesses to the directory if asked.
 pub fn run(
     vt: &ValueTrace,
@@ -91,20 +97,21 @@ pub fn run(
     let cfg = SmtConfig {
         kind,
         window: opts.window,
-        query_timeout: Duration::from_secs_f64(opts.query_timeout),
-        budget: opts.budget.map(Duration::from_secs_f64),
+        query_timeout: seconds(opts.query_timeout),
+        budget: opts.budget.map(seconds),
         all_pairs: opts.all_pairs,
         max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
     };
     let mut progress = Progress::new();
     let out = racepred_smt::predict(vt, &cfg, |c| {
         progress.message(&format!(
-            "{}: {} sat, {} unsat, {} timed out, {} skipped",
+            "{}: {} sat, {} unsat, {} timed out, {} skipped, {} not asked",
             kind.name(),
             c.sat,
             c.unsat,
             c.timeout,
-            c.skipped
+            c.skipped,
+            c.unasked
         ))
     })
     .map_err(|e| e.in_file(trace_path))?;
@@ -112,15 +119,36 @@ pub fn run(
     let mut report = racepred_smt::report(vt, &cfg, &out);
     // The last steps of each witness (text and JSON), and the files.
     let mut tails = Vec::new();
+    // Under RECIPE a read may read another value than recorded: the tails and files say
+    // which it reads in the witness (a replay of each; the maximal model keeps them all).
+    let relaxed = kind.model() == witness::Model::Relaxed;
+    let concrete = if relaxed || opts.witness_dir.is_some() {
+        Some(vt.concrete().map_err(|e| e.in_file(trace_path))?)
+    } else {
+        None
+    };
+    let values_of = |w: &witness::Witness| match (&concrete, relaxed) {
+        (Some(c), true) => witness::read_values(vt, c, w).unwrap_or_default(),
+        _ => Default::default(),
+    };
     for race in &out.races {
         let w = &race.witness;
+        let values = values_of(w);
         let steps: Vec<String> = w
             .schedule
             .iter()
             .rev()
             .take(4)
             .rev()
-            .map(|&n| format!("{n}: {}", witness::event_line(vt, n)))
+            .map(|&n| {
+                let line = witness::event_line(vt, n);
+                match (values.get(&n), witness::recorded_read(vt, n)) {
+                    (Some(v), Some(rec)) if *v != rec => {
+                        format!("{n}: {line}  (reads {v} here)")
+                    }
+                    _ => format!("{n}: {line}"),
+                }
+            })
             .collect();
         tails.push(serde_json::json!({
             "first": w.race.0,
@@ -142,7 +170,11 @@ pub fn run(
                 trace_path.display(),
                 file.display()
             );
-            std::fs::write(&file, witness::render(vt, &race.witness, &header))
+            let text = match &concrete {
+                Some(c) => witness::render_replayed(vt, c, &race.witness, &header),
+                None => witness::render(vt, &race.witness, &header),
+            };
+            std::fs::write(&file, text)
                 .with_context(|| format!("cannot write {}", file.display()))?;
         }
         report.notes.push(format!(

@@ -167,7 +167,7 @@ fn options_of_another_analysis_are_refused_with_its_name() {
         (vec!["-a", "hb", "--ignore-global", "x"], "rdit"),
         (vec!["-a", "wcp", "--clock", "tree"], "hb, fasttrack"),
         (vec!["-a", "w3po", "--clock", "tree"], "hb, fasttrack"),
-        (vec!["-a", "hbp", "--all-pairs"], "hb, fasttrack"),
+        (vec!["-a", "rdit", "--all-pairs"], "hb, fasttrack"),
     ] {
         let (code, _, err) = run(bin().arg("analyze").args(&args).arg(&t));
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -537,4 +537,271 @@ fn jobs_do_not_change_reports() {
     }
     let (code, _, err) = run(bin().args(["analyze", "-a", "lockset", "-j", "0"]).arg(&t));
     assert_eq!(code, 2, "{err}");
+}
+
+/// A trace read in the wrong format is an error, not an empty trace: a RoadRunner reader
+/// skips every line of an STD trace as a banner.
+#[test]
+fn a_trace_in_another_format_is_not_read_as_empty() {
+    let d = dir("wrongformat");
+    let rr = d.join("x.rr");
+    std::fs::copy(repo().join("examples/intro.std"), &rr).unwrap();
+    let std_file = repo().join("examples/intro.std");
+    let cases: Vec<Vec<std::ffi::OsString>> = vec![
+        vec!["analyze".into(), "-a".into(), "hb".into(), rr.clone().into()],
+        vec!["validate".into(), rr.clone().into()],
+        vec!["stats".into(), rr.clone().into()],
+        vec![
+            "analyze".into(),
+            "-a".into(),
+            "hb".into(),
+            "--format".into(),
+            "rr".into(),
+            std_file.clone().into(),
+        ],
+        vec![
+            "validate".into(),
+            "--format".into(),
+            "rr".into(),
+            std_file.clone().into(),
+        ],
+    ];
+    for args in cases {
+        let (code, out, err) = run(bin().args(&args));
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!out.contains("no races"), "{args:?}: {out}");
+        assert!(!out.contains("well-formed"), "{args:?}: {out}");
+        assert!(err.contains("no event in the file"), "{args:?}: {err}");
+    }
+    // A RoadRunner log with banners and events still reads.
+    let log = d.join("ok.rr");
+    std::fs::write(&log, "[RR: banner]\n@ Wr(0,x) - 1\n@ Wr(1,x) - 2\n").unwrap();
+    let (code, out, err) = run(bin().arg("validate").arg(&log));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// NUL bytes inside an event line (a name) are an error, as in skipped lines.
+#[test]
+fn nul_bytes_in_event_lines_are_an_error() {
+    let d = dir("nul");
+    let t = d.join("t.std");
+    std::fs::write(&t, b"T0|w(V1)|1\nT1|w(V\x001)|2\n").unwrap();
+    for args in [
+        vec!["validate"],
+        vec!["analyze", "-a", "hb"],
+        vec!["analyze", "-a", "mcm"],
+        vec!["stats"],
+    ] {
+        let (code, out, err) = run(bin().args(&args).arg(&t));
+        assert_ne!(code, 0, "{args:?}: {out}");
+        assert!(!out.contains("well-formed"), "{args:?}: {out}");
+        let all = format!("{out}{err}");
+        assert!(all.contains(":2: syntax: line contains NUL bytes"), "{args:?}: {all}");
+    }
+}
+
+/// `--jobs` belongs to the sharded analyses (without `--all-pairs`), `record`'s PACER
+/// options to `--online pacer`, and `--all` means `--all-pairs`.
+#[test]
+fn jobs_all_and_record_options_are_checked() {
+    let t = repo().join("examples/intro.std");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["analyze", "-a", "hb", "-j", "2"], "--jobs applies to lockset"),
+        (
+            vec!["analyze", "-a", "lockset", "--all-pairs", "-j", "2"],
+            "without --all-pairs",
+        ),
+        (vec!["analyze", "-a", "pacer", "--all"], "--all-pairs applies to"),
+    ];
+    for (args, want) in cases {
+        let (code, _, err) = run(bin().args(&args).arg(&t));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    for args in [
+        vec!["record", "--online", "fasttrack", "--rate", "0.5", "--", "true"],
+        vec!["record", "--online", "hb", "--period", "5", "--", "true"],
+        vec!["record", "--online", "fasttrack", "--seed", "5", "--", "true"],
+    ] {
+        let (code, _, err) = run(bin().args(&args));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("applies to --online pacer only"), "{args:?}: {err}");
+    }
+    let (code, grouped, _) = run(bin().args(["analyze", "-a", "lockset", "--json"]).arg(&t));
+    assert_eq!(code, 1);
+    let (code, all, _) = run(bin()
+        .args(["analyze", "-a", "lockset", "--json", "--all"])
+        .arg(&t));
+    assert_eq!(code, 1);
+    let (code, all_pairs, _) = run(bin()
+        .args(["analyze", "-a", "lockset", "--json", "--all-pairs"])
+        .arg(&t));
+    assert_eq!(code, 1);
+    assert_eq!(all, all_pairs);
+    let all: serde_json::Value = serde_json::from_str(&all).unwrap();
+    let grouped: serde_json::Value = serde_json::from_str(&grouped).unwrap();
+    assert_eq!(all["summary"]["grouped"], false);
+    assert_eq!(grouped["summary"]["grouped"], true);
+}
+
+/// Ctrl-C or `kill` while an output is being written leaves no temporary file, and the
+/// process still ends by that signal.
+#[test]
+fn a_fatal_signal_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    for (sig, out) in [(libc::SIGINT, "g.std.gz"), (libc::SIGTERM, "g.rpb")] {
+        let d = dir(&format!("signal{sig}"));
+        let mut child = bin()
+            .args(["generate", "--events", "1000000000", "-o"])
+            .arg(d.join(out))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait for the temporary file to appear (the writing has begun).
+        let start = std::time::Instant::now();
+        while listing(&d).is_empty() {
+            assert!(start.elapsed().as_secs() < 60, "no temporary file appeared");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: sends a signal to the child started above.
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed().as_secs() > 60 {
+                let _ = child.kill();
+                panic!("generate did not end within 60 s of signal {sig}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert_eq!(listing(&d), Vec::<String>::new(), "signal {sig}");
+    }
+}
+
+/// `convert --drop-values` into a format without values drops the `let`/`br` events too.
+#[test]
+fn convert_drop_values_into_formats_without_branches() {
+    let d = dir("dropbr");
+    let fig1 = repo().join("tests/traces/recipe_fig1.std");
+    for out in ["out.rr", "out.csv"] {
+        let p = d.join(out);
+        let (code, _, err) = run(bin()
+            .args(["convert", "--drop-values"])
+            .arg(&fig1)
+            .arg(&p));
+        assert_eq!(code, 0, "{out}: {err}");
+        let (code, json, err) = run(bin().args(["stats", "--json"]).arg(&p));
+        assert_eq!(code, 0, "{out}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        // Fig. 1's 10 events but its one branch.
+        assert_eq!(v["events"], 9, "{out}: {json}");
+    }
+}
+
+/// `record` checks its output before running the program: never the program itself, a
+/// trace name says a trace format, the directory exists.
+#[test]
+fn record_refuses_outputs_that_would_destroy_or_fail_late() {
+    let d = dir("recordout");
+    let prog = d.join("prog");
+    std::fs::write(&prog, "#!/bin/sh\ntouch \"$0.ran\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = std::fs::read(&prog).unwrap();
+    let src = d.join("racy.c");
+    std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (vec!["-o".into(), prog.clone().into()], "a trace file must end in .rpb"),
+        (vec!["-o".into(), src.clone().into()], "a trace file must end in .rpb"),
+        (
+            vec!["--online".into(), "hb".into(), "-o".into(), prog.clone().into()],
+            "it is the program being recorded",
+        ),
+        (
+            vec!["-o".into(), d.join("nodir/x.rpb").into()],
+            "does not exist",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, _, err) = run(bin().arg("record").args(&args).arg("--").arg(&prog));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&prog).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(&src).unwrap(),
+        "int main(void) { return 0; }\n"
+    );
+    assert!(!d.join("prog.ran").exists(), "the program ran");
+}
+
+/// Messages name what they are about, in the words the input has.
+#[test]
+fn messages_name_the_file_and_the_event() {
+    let d = dir("messages");
+    let t = repo().join("examples/intro.std");
+    let (code, _, err) = run(bin().args(["analyze", "-a", "hb", "-o", "/dev/full"]).arg(&t));
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot write /dev/full"), "{err}");
+    let (code, _, err) = run(bin().args(["generate", "-o"]).arg(d.join("g.golog")));
+    assert_eq!(code, 2);
+    assert!(err.contains("--no-fork-join") && err.contains("g.golog"), "{err}");
+    assert!(!err.contains("racepred:  "), "{err}");
+    let (code, _, err) = run(bin()
+        .args(["generate", "--no-fork-join", "-o"])
+        .arg(d.join("g.golog")));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(bin()
+        .arg("elide")
+        .arg(&t)
+        .args(["--fraction", "0.5", "-o"])
+        .arg(d.join("e.std")));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("of 13 events removed"), "{err}");
+    let (code, _, err) = run(bin().args(["sample", "--rates", "1e300"]).arg(&t));
+    assert_eq!(code, 2);
+    assert!(err.contains("not 1e300"), "{err}");
+    assert!(err.len() < 200, "{err}");
+    // A violation in a binary trace (no lines) is located at its event.
+    let bad = d.join("bad.std");
+    std::fs::write(&bad, "T0|w(x)|1\nT0|rel(L)|2\n").unwrap();
+    let rpb = d.join("bad.rpb");
+    let (code, _, err) = run(bin().args(["convert", "--lenient"]).arg(&bad).arg(&rpb));
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = run(bin().arg("validate").arg(&rpb));
+    assert_eq!(code, 1);
+    assert!(out.contains("bad.rpb: event 1: release-not-held"), "{out}");
+    let (code, _, err) = run(bin().args(["analyze", "-a", "hb"]).arg(&rpb));
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.rpb: event 1: release-not-held"), "{err}");
+}
+
+/// `hbp` and `shbp` group their pairs by location pair as they find them (memory bounded
+/// by the location pairs) unless `--all-pairs`: the same location pairs and first
+/// instances either way, counts of racing accesses.
+#[test]
+fn pair_analyses_group_unless_all_pairs() {
+    let d = dir("hbpgrouped");
+    let t = d.join("t.std");
+    // T1 writes x twice at 7, T0 writes it twice at 9: 4 HB pairs, 2 racing writes.
+    std::fs::write(&t, "T1|w(x)|7\nT1|w(x)|7\nT0|w(x)|9\nT0|w(x)|9\n").unwrap();
+    for a in ["hbp", "shbp"] {
+        let (code, grouped, err) = run(bin().args(["analyze", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        let (code, all, err) = run(bin().args(["analyze", "--all-pairs", "-a", a]).arg(&t));
+        assert_eq!(code, 1, "{a}: {err}");
+        assert!(grouped.contains("1 location pair (write-write 1"), "{a}: {grouped}");
+        assert!(grouped.contains("2 racing accesses"), "{a}: {grouped}");
+        assert!(all.contains("4 race pairs at 1 location pair"), "{a}: {all}");
+        let first = "(first: event 1 in T1, event 2 in T0)";
+        assert!(grouped.contains(first), "{a}: {grouped}");
+        assert!(all.contains(first), "{a}: {all}");
+        let (_, json, _) = run(bin().args(["analyze", "--json", "-a", a]).arg(&t));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["summary"]["grouped"], true, "{json}");
+        assert_eq!(v["summary"]["racing_accesses"], 2, "{json}");
+    }
 }

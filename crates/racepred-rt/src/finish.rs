@@ -56,17 +56,23 @@ pub fn finish() {
     match write_trace(&path) {
         Ok(s) => buf::say(
             format!(
-                "racepred: recorded {} events of {} threads ({} variables, {} locks) in {}\n",
-                s.events,
-                s.threads,
-                s.vars,
-                s.locks,
+                "racepred: recorded {} of {} ({}, {}) in {}\n",
+                counted(s.events, "event", "events"),
+                counted(s.threads, "thread", "threads"),
+                counted(s.vars, "variable", "variables"),
+                counted(s.locks, "lock", "locks"),
                 path.display()
             )
             .as_bytes(),
         ),
         Err(e) => buf::say(format!("racepred: could not write the trace: {e}\n").as_bytes()),
     }
+}
+
+/// `1 event`, `2 events`.
+fn counted(n: impl TryInto<u64>, one: &str, many: &str) -> String {
+    let n: u64 = n.try_into().unwrap_or(u64::MAX);
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn env(name: &str) -> Option<String> {
@@ -217,5 +223,17 @@ pub fn install_fatal_handlers() {
             sa.sa_flags = libc::SA_RESETHAND;
             libc::sigaction(sig, &sa, core::ptr::null_mut());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn summary_counts_agree_in_number() {
+        assert_eq!(counted(1usize, "variable", "variables"), "1 variable");
+        assert_eq!(counted(0usize, "lock", "locks"), "0 locks");
+        assert_eq!(counted(2u64, "event", "events"), "2 events");
     }
 }

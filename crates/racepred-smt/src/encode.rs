@@ -332,7 +332,13 @@ impl<'a> Problem<'a> {
 
     /// Conflicting pairs worth asking about, in trace order (`alt_only`: with at least one
     /// event of the alternative path).
-    pub fn candidates(&mut self, alt_only: bool) -> Vec<(usize, usize)> {
+    /// `None` if `deadline` passes first (the enumeration is quadratic in the accesses of a
+    /// variable: a large window takes long).
+    pub fn candidates(
+        &mut self,
+        alt_only: bool,
+        deadline: Option<std::time::Instant>,
+    ) -> Option<Vec<(usize, usize)>> {
         let mut by_var: FxHashMap<u32, Vec<usize>> = Default::default();
         for i in 0..self.num.len() {
             if self.ev[i].is_access() {
@@ -340,8 +346,17 @@ impl<'a> Problem<'a> {
             }
         }
         let mut out = Vec::new();
+        let mut work = 0u64;
         for nodes in by_var.values() {
             for (k, &a) in nodes.iter().enumerate() {
+                // The clock is read once per 2^16 pairs looked at.
+                work += (nodes.len() - k) as u64;
+                if work >= 1 << 16 {
+                    work = 0;
+                    if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                        return None;
+                    }
+                }
                 for &b in &nodes[k + 1..] {
                     let (a, b) = if self.num[a] < self.num[b] {
                         (a, b)
@@ -364,7 +379,7 @@ impl<'a> Problem<'a> {
             }
         }
         out.sort_by_key(|&(a, b)| (self.num[a], self.num[b]));
-        out
+        Some(out)
     }
 
     /// The pair's (first location, second location, kind), by variable too where a location
@@ -386,23 +401,28 @@ impl<'a> Problem<'a> {
     /// clauses), without building it.
     pub fn size(&self) -> u64 {
         let mut total = 0u64;
+        // Writes per (variable, value), counted once: linear, not reads × writes.
+        let mut same_value: FxHashMap<((u8, u32), i64), u64> = Default::default();
+        for (&key, ws) in &self.writes {
+            for &w in ws {
+                if let Some(v) = self.write_value[w] {
+                    *same_value.entry((key, v)).or_default() += 1;
+                }
+            }
+        }
         for &(rd, kind) in &self.reads {
             let ev = self.ev[rd];
-            let ws = self
-                .writes
-                .get(&(space(ev.op), ev.target))
-                .map_or(0, |w| w.len() as u64);
-            total += match kind {
+            let key = (space(ev.op), ev.target);
+            // A read of a variable no write of the window wrote has no writes.
+            let ws = self.writes.get(&key).map_or(0, |w| w.len() as u64);
+            total = total.saturating_add(match kind {
                 ReadKind::SameWrite(_) => ws + 1,
                 ReadKind::SameValue(v) => {
-                    let same = self.writes[&(space(ev.op), ev.target)]
-                        .iter()
-                        .filter(|&&w| self.write_value[w] == Some(v))
-                        .count() as u64;
-                    (same + 1) * (ws + 1)
+                    let same = same_value.get(&(key, v)).copied().unwrap_or(0);
+                    (same + 1).saturating_mul(ws + 1)
                 }
-                ReadKind::Relaxed => (ws + 1) * (ws + 1),
-            };
+                ReadKind::Relaxed => (ws + 1).saturating_mul(ws + 1),
+            });
         }
         for secs in self.sections.values() {
             let k = secs.len() as u64;
@@ -414,7 +434,6 @@ impl<'a> Problem<'a> {
         total + self.num.len() as u64
     }
 
-    /// Builds the solver for this problem; `None` if `deadline` passes first.
     /// Builds the solver for this problem, with order variables only for the events some
     /// constraint or one of `candidates` needs (the others follow their thread's next needed
     /// event in the witness); `None` if `deadline` passes first.

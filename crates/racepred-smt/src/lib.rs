@@ -92,8 +92,8 @@ pub struct SmtConfig {
     pub budget: Option<Duration>,
     /// Query every candidate pair, not only until each location pair has a race.
     pub all_pairs: bool,
-    /// Largest encoding built for one window, in atoms ([`Problem::size`]); the candidates
-    /// of a larger window are counted as `too_large` and not asked (use a smaller window).
+    /// Largest encoding built for one window, in atoms ([`Problem::size`]); a larger window
+    /// is counted as `too_large` and not looked at (use a smaller window).
     pub max_atoms: u64,
 }
 
@@ -121,18 +121,21 @@ pub struct Counts {
     pub sat: u64,
     pub unsat: u64,
     pub timeout: u64,
-    /// Candidates not asked: their location pair already had a race, or the budget ran out.
+    /// Candidates not asked because their location pair already had a race.
     pub skipped: u64,
+    /// Candidates not asked because the budget ran out first.
+    pub unasked: u64,
     /// Candidates never asked because program order, fork/join or a lock held across both
     /// orders them.
     pub pruned: u64,
     /// Models whose witness did not replay (a bug if ever non-zero; such races are dropped).
     pub replay_failed: u64,
-    /// Candidates not asked because their window's encoding exceeds `max_atoms`.
+    /// Problems (a window, or a window with one alternative path) not looked at because
+    /// their encoding would exceed `max_atoms`.
     pub too_large: u64,
     pub windows: u64,
-    /// Windows not looked at because the budget ran out before them (building a window's
-    /// problem takes time too, even when no candidate survives).
+    /// Windows not looked at, or not to their end, because the budget ran out (building a
+    /// window's problem and listing its candidates take time too).
     pub windows_unexamined: u64,
 }
 
@@ -167,10 +170,19 @@ pub fn predict(vt: &ValueTrace, cfg: &SmtConfig, progress: impl FnMut(&Counts)) 
     let watch = Watchdog::default();
     std::thread::scope(|scope| {
         scope.spawn(|| watch.run(&handle));
-        let result = predict_with(vt, cfg, progress, &watch);
-        watch.stop();
-        result
+        // Stops the watchdog on every way out, a panic included: the scope waits for it.
+        let _stop = StopOnDrop(&watch);
+        predict_with(vt, cfg, progress, &watch)
     })
+}
+
+/// Stops its watchdog when dropped (normal return or unwinding).
+struct StopOnDrop<'a>(&'a Watchdog);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 /// The deadline of the running query, checked every 10 ms by a watchdog thread.
@@ -185,7 +197,8 @@ impl Watchdog {
         use std::sync::atomic::Ordering;
         while !self.done.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(10));
-            let mut d = self.deadline.lock().expect("watchdog lock");
+            // A poisoned lock (a panic while it was held) still holds a valid deadline.
+            let mut d = self.deadline.lock().unwrap_or_else(|e| e.into_inner());
             if d.is_some_and(|d| Instant::now() >= d) {
                 *d = None;
                 handle.interrupt();
@@ -194,11 +207,11 @@ impl Watchdog {
     }
 
     fn arm(&self, deadline: Instant) {
-        *self.deadline.lock().expect("watchdog lock") = Some(deadline);
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = Some(deadline);
     }
 
     fn disarm(&self) {
-        *self.deadline.lock().expect("watchdog lock") = None;
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     fn stop(&self) {
@@ -215,7 +228,8 @@ fn predict_with(
     let concrete = vt.concrete()?;
     let ix = ReplayIndex::new(vt);
     let start = Instant::now();
-    let deadline = cfg.budget.map(|b| start + b);
+    // A budget too large to add to the clock is no limit.
+    let deadline = cfg.budget.and_then(|b| start.checked_add(b));
     let mut out = Outcome::default();
     let mut found_locs: rustc_hash::FxHashSet<(u64, u64, u8)> = Default::default();
     let mut snapshot = Replayer::new(vt, cfg.kind.model());
@@ -231,7 +245,7 @@ fn predict_with(
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) {
             out.out_of_budget = true;
-            out.counts.windows_unexamined = (n - ws).div_ceil(cfg.window) as u64;
+            out.counts.windows_unexamined += (n - ws).div_ceil(cfg.window) as u64;
             break;
         }
         let we = (ws + cfg.window).min(n);
@@ -250,8 +264,18 @@ fn predict_with(
         for alt in variants.into_iter().filter(|_| ws >= skip_to) {
             let mut problem =
                 Problem::build(vt, &concrete, &ix, &pre, ws, we, alt, cfg.kind.model());
+            if problem.size() > cfg.max_atoms {
+                // Not even its candidates are listed: that is quadratic in a variable's
+                // accesses, and none of them could be asked.
+                out.counts.too_large += 1;
+                continue;
+            }
             let t0 = Instant::now();
-            let candidates = problem.candidates(alt.is_some());
+            let Some(candidates) = problem.candidates(alt.is_some(), deadline) else {
+                out.out_of_budget = true;
+                out.counts.windows_unexamined += 1;
+                break;
+            };
             if debug {
                 eprintln!(
                     "window {ws}: {} candidates, built in {:.3}s",
@@ -261,7 +285,6 @@ fn predict_with(
             }
             out.counts.pruned += problem.pruned;
             let mut session = None;
-            let too_large = !candidates.is_empty() && problem.size() > cfg.max_atoms;
             for &c in &candidates {
                 let loc_key = problem.location_key(c);
                 if !cfg.all_pairs && found_locs.contains(&loc_key) {
@@ -269,7 +292,7 @@ fn predict_with(
                     continue;
                 }
                 if deadline.is_some_and(|d| Instant::now() >= d) {
-                    out.counts.skipped += 1;
+                    out.counts.unasked += 1;
                     out.out_of_budget = true;
                     continue;
                 }
@@ -279,10 +302,6 @@ fn predict_with(
                         .min(d.saturating_duration_since(Instant::now())),
                     None => cfg.query_timeout,
                 };
-                if too_large {
-                    out.counts.too_large += 1;
-                    continue;
-                }
                 if session.is_none() {
                     // Building asserts nothing hard; the deadline bounds it.
                     if let Some(d) = deadline {
@@ -301,7 +320,7 @@ fn predict_with(
                     match built {
                         Some(s) => session = Some(s),
                         None => {
-                            out.counts.skipped += 1;
+                            out.counts.unasked += 1;
                             out.out_of_budget = true;
                             continue;
                         }
@@ -313,7 +332,11 @@ fn predict_with(
                 }
                 let t0 = Instant::now();
                 // A little after Z3's own timeout, in case it does not stop by itself.
-                watch.arm(Instant::now() + timeout + Duration::from_millis(200));
+                let now = Instant::now();
+                if let Some(d) = now.checked_add(timeout.saturating_add(Duration::from_millis(200)))
+                {
+                    watch.arm(d);
+                }
                 let answer = s.query(&problem, c, timeout);
                 watch.disarm();
                 if debug {
@@ -388,11 +411,12 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
         "{what}; sound: every pair comes with a witness schedule that replays"
     ));
     r.notes.push(format!(
-        "queries: {} sat, {} unsat, {} timed out, {} skipped ({} pruned before asking); {} window(s) of {} events{}",
+        "queries: {} sat, {} unsat, {} timed out, {} skipped (location pair found already), {} not asked (budget spent) ({} pruned before asking); {} window(s) of {} events{}",
         c.sat,
         c.unsat,
         c.timeout,
         c.skipped,
+        c.unasked,
         c.pruned,
         c.windows,
         cfg.window,
@@ -404,7 +428,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     ));
     if c.too_large > 0 {
         r.notes.push(format!(
-            "{} candidate(s) not asked: their window's encoding exceeds {} atoms (try a smaller --window)",
+            "{} window(s) not looked at: the encoding would exceed {} atoms (try a smaller --window)",
             c.too_large, cfg.max_atoms
         ));
     }
@@ -414,7 +438,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     }
     if c.windows_unexamined > 0 {
         r.notes.push(format!(
-            "{} window(s) at the end of the trace were not looked at: the budget ran out",
+            "{} window(s) not looked at, or not to their end: the budget ran out",
             c.windows_unexamined
         ));
     }
@@ -428,6 +452,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
             vt.trace.len()
         ));
     }
+    r.incomplete = incompleteness(c, out.out_of_budget);
     let mut extra = |k: &str, v: serde_json::Value| {
         r.extra.insert(k.to_string(), v);
     };
@@ -435,6 +460,7 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     extra("unsat", c.unsat.into());
     extra("timeout", c.timeout.into());
     extra("skipped", c.skipped.into());
+    extra("unasked", c.unasked.into());
     extra("pruned", c.pruned.into());
     extra("replay_failed", c.replay_failed.into());
     extra("too_large", c.too_large.into());
@@ -454,7 +480,7 @@ pub fn evidence(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> racepred::ve
     let n = vt.trace.len() as u64;
     let c = out.counts;
     let window = cfg.window as u64;
-    let exact = if out.out_of_budget {
+    let exact = if out.out_of_budget || c.unasked > 0 || c.windows_unexamined > 0 {
         Err(SmtGap::Budget {
             seconds: cfg.budget.map_or(0.0, |b| b.as_secs_f64()),
             examined_before: (c.windows.saturating_sub(1) * window).min(n),
@@ -477,3 +503,56 @@ pub fn evidence(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> racepred::ve
     }
 }
 
+
+/// Why a run did not examine every candidate it had (`None`: it did): what was left out
+/// may hold races, so the report must not say "no races".
+fn incompleteness(c: &Counts, out_of_budget: bool) -> Option<String> {
+    let mut why = Vec::new();
+    if out_of_budget || c.unasked > 0 || c.windows_unexamined > 0 {
+        why.push(format!(
+            "the --budget ran out: {} candidate(s) not asked, {} window(s) not looked at",
+            c.unasked, c.windows_unexamined
+        ));
+    }
+    if c.timeout > 0 {
+        why.push(format!("{} query(ies) timed out (--query-timeout)", c.timeout));
+    }
+    if c.too_large > 0 {
+        why.push(format!(
+            "{} window(s) too large to encode (try a smaller --window)",
+            c.too_large
+        ));
+    }
+    if c.replay_failed > 0 {
+        why.push(format!(
+            "{} race(s) dropped because their witness did not replay",
+            c.replay_failed
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside the run (here in the progress callback) reaches the caller instead of
+    /// leaving the scope waiting forever on the watchdog thread.
+    #[test]
+    fn a_panic_inside_the_run_is_no_hang() {
+        let text = "T0|fork(T1)|0\nT0|w(x)|1\nT1|w(x)|2\n";
+        let vt = ValueTrace::read(text.as_bytes()).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let cfg = SmtConfig::new(SmtKind::Mcm);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                predict(&vt, &cfg, |_| panic!("progress fails"))
+            }));
+            let _ = tx.send(r.is_err());
+        });
+        let panicked = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("predict did not return within 60 s after a panic");
+        assert!(panicked);
+    }
+}

@@ -187,6 +187,12 @@ impl fmt::Display for Error {
         }
         match inner.pos {
             Some(pos) if pos.line > 0 => write!(f, "{}: ", pos.line)?,
+            // An input without lines: its event (0-based) where no byte offset says more.
+            Some(Position {
+                byte: 0,
+                event: Some(e),
+                ..
+            }) => write!(f, " event {e}: ")?,
             Some(pos) => write!(f, " byte {}: ", pos.byte)?,
             None if inner.path.is_some() => f.write_str(" ")?,
             None => {}

@@ -7,8 +7,9 @@
 //!
 //! - program order: each thread runs a prefix of its events (of its variant sequence when a
 //!   branch is negated: the events before the branch, the branch, its alternative path);
-//! - lock semantics (re-entrant acquires nest), a forked thread acts after its fork, a join
-//!   after every event of the joined thread;
+//! - lock semantics (re-entrant acquires nest; a release of a lock its thread does not hold,
+//!   which only an ill-formed trace has, releases nothing), a forked thread acts after its
+//!   fork, a join after every event of the joined thread;
 //! - data flow: every read gets the value of the latest write in the schedule (or the
 //!   variable's initial value). Under [`Model::Maximal`] a read keeps what it read in the
 //!   trace: the same write for a read without a value (plain STD traces, volatile reads,
@@ -151,8 +152,19 @@ pub fn event_line(vt: &ValueTrace, n: u64) -> String {
     s
 }
 
-/// The witness as an STD file (see the module doc).
+/// The witness as an STD file (see the module doc), with a comment before each read that
+/// reads another value in the schedule than the trace recorded ([`render_replayed`] with
+/// the trace's [`ValueTrace::concrete`] computed here).
 pub fn render(vt: &ValueTrace, w: &Witness, header: &str) -> String {
+    let values = vt
+        .concrete()
+        .ok()
+        .and_then(|c| read_values(vt, &c, w).ok())
+        .unwrap_or_default();
+    render_with(vt, w, header, &values)
+}
+
+fn render_with(vt: &ValueTrace, w: &Witness, header: &str, values: &FxHashMap<u64, i64>) -> String {
     let mut s = String::new();
     for line in header.lines() {
         let _ = writeln!(s, "# {line}");
@@ -170,6 +182,11 @@ pub fn render(vt: &ValueTrace, w: &Witness, header: &str) -> String {
         );
     }
     for &n in &w.schedule {
+        if let (Some(&v), Some(rec)) = (values.get(&n), recorded_read(vt, n)) {
+            if v != rec {
+                let _ = writeln!(s, "# in this schedule the read below reads {v} (the trace recorded {rec})");
+            }
+        }
         let _ = writeln!(s, "#@ {n}\n{}", event_line(vt, n));
     }
     let _ = writeln!(s, "# the race: both events below are enabled here");
@@ -353,6 +370,8 @@ pub struct Replayer {
     mem: FxHashMap<(u8, u32), (u64, Option<i64>)>,
     regs: FxHashMap<(u32, u32), i64>,
     steps: usize,
+    /// The value the last step read into a register, if it was a read with a value.
+    last_read: Option<i64>,
 }
 
 impl Replayer {
@@ -366,6 +385,7 @@ impl Replayer {
             mem: Default::default(),
             regs: Default::default(),
             steps: 0,
+            last_read: None,
         }
     }
 
@@ -430,6 +450,7 @@ impl Replayer {
     ) -> Result<()> {
         let step = self.steps;
         self.steps += 1;
+        self.last_read = None;
         let r = resolve(vt, n).ok_or_else(|| fail(step, n, "no such event"))?;
         let (ev, ann) = event_of(vt, r);
         let t = ev.thread.index();
@@ -455,7 +476,11 @@ impl Replayer {
             }
             Op::Release => match self.holder.get_mut(&ev.target) {
                 Some(h) if h.0 == tt && h.1 > 0 => h.1 -= 1,
-                _ => return Err(fail(step, n, "releases a lock its thread does not hold")),
+                // A release its thread does not hold can only come from an ill-formed trace
+                // (read with --lenient; in a well-formed one, program order runs the acquire
+                // first): it releases nothing, as the SMT encoding and the lockset analyses
+                // take it.
+                _ => {}
             },
             Op::Fork => {}
             Op::Join => {
@@ -501,6 +526,7 @@ impl Replayer {
                             })?,
                         };
                         self.regs.insert((tt, *reg), v);
+                        self.last_read = Some(v);
                     }
                     (EventRef::Trace(i), _) => {
                         if seen.map(|s| s.0) != ix.orig_src[i] {
@@ -517,6 +543,7 @@ impl Replayer {
                             fail(step, n, "reads a value the trace does not determine")
                         })?;
                         self.regs.insert((tt, *reg), v);
+                        self.last_read = Some(v);
                     }
                     (EventRef::Alt { .. }, _) => {}
                 }
@@ -649,6 +676,50 @@ pub fn replay_from(
     r.check_race(vt, ix, w.race)
 }
 
+/// The value each read with a value reads in the witness's schedule (by event number): under
+/// [`Model::Relaxed`] it may differ from the value the trace recorded. Replays the witness.
+pub fn read_values(
+    vt: &ValueTrace,
+    concrete: &Concrete,
+    w: &Witness,
+) -> Result<FxHashMap<u64, i64>> {
+    let ix = ReplayIndex::new(vt);
+    let mut r = Replayer::new(vt, w.model);
+    r.run_prefix(vt, concrete, &ix, 0, w.prefix)?;
+    if let Some(a) = used_alt(vt, w)? {
+        r.use_alt(vt, &ix, a);
+    }
+    let mut values = FxHashMap::default();
+    for &n in &w.schedule {
+        r.step(vt, concrete, &ix, n)?;
+        if let Some(v) = r.last_read {
+            values.insert(n, v);
+        }
+    }
+    Ok(values)
+}
+
+/// The recorded value of a read with a value (`None` for other events).
+pub fn recorded_read(vt: &ValueTrace, n: u64) -> Option<i64> {
+    match event_of(vt, resolve(vt, n)?).1 {
+        Ann::Read { observed, .. } => *observed,
+        _ => None,
+    }
+}
+
+/// The witness as an STD file, as [`render`], with a comment before each read of the
+/// schedule that reads another value than the trace recorded (the event lines themselves
+/// stay the trace's, so that [`parse`] can check them).
+pub fn render_replayed(
+    vt: &ValueTrace,
+    concrete: &Concrete,
+    w: &Witness,
+    header: &str,
+) -> String {
+    let values = read_values(vt, concrete, w).unwrap_or_default();
+    render_with(vt, w, header, &values)
+}
+
 fn show(v: Option<i64>) -> String {
     v.map_or_else(|| "an unknown value".to_string(), |v| v.to_string())
 }
@@ -671,6 +742,15 @@ mod tests {
         };
         // Through the file form and back.
         let text = render(&vt, &w, "test");
+        if model == Model::Relaxed && schedule == [0, 1, 2, 3, 4, 7, 8] && race == (5, 9) {
+            // Event 7, T2's read of y, reads 3 from line 1 here, not the recorded 5.
+            assert!(
+                text.contains(
+                    "# in this schedule the read below reads 3 (the trace recorded 5)\n#@ 7\n"
+                ),
+                "{text}"
+            );
+        }
         let back = parse(&vt, &text).unwrap();
         assert_eq!(back, w);
         replay(&vt, &c, &w)

@@ -31,7 +31,9 @@
 //! 32-byte history node per replaced access (complete mode), plus the pairs.
 
 use crate::clock::{epoch_le, Clock, Epoch};
-use crate::report::{RacePair, RaceReport, ReportKind};
+use rustc_hash::FxHashMap;
+
+use crate::report::{GroupKey, RacePair, RaceReport, ReportKind};
 use crate::trace::{Event, LocId, Op};
 
 use super::hb::{Accesses, HbEngine};
@@ -59,6 +61,39 @@ pub struct PairAccesses {
     history: Vec<Node>,
     walk: Vec<u32>,
     pairs: Vec<RacePair>,
+    /// `Some`: pairs grouped by location pair instead of listed ([`PairGroups`]).
+    groups: Option<PairGroups>,
+}
+
+/// Pairs grouped by location pair ([`GroupKey`]) as they are found, as
+/// [`RaceReport::grouped`] groups a full list: per group its first instance (the pair with
+/// the earliest second event, the latest first event among those) and the number of
+/// distinct second events. Pairs arrive in the order of their second events (each at the
+/// access that completes it), so a group needs only its latest second event to count.
+#[derive(Debug, Default)]
+struct PairGroups {
+    index: FxHashMap<GroupKey, u32>,
+    /// (first instance, distinct second events, latest second event counted).
+    groups: Vec<(RacePair, u64, u64)>,
+}
+
+impl PairGroups {
+    fn add(&mut self, p: RacePair) {
+        let next = self.groups.len() as u32;
+        let g = *self.index.entry(p.group_key()).or_insert(next);
+        if g == next {
+            self.groups.push((p, 1, p.second));
+            return;
+        }
+        let (first, count, last) = &mut self.groups[g as usize];
+        if *last != p.second {
+            debug_assert!(p.second > *last, "pairs arrive by second event");
+            *count += 1;
+            *last = p.second;
+        } else if p.second == first.second && p.first > first.first {
+            *first = p;
+        }
+    }
 }
 
 impl PairAccesses {
@@ -71,7 +106,14 @@ impl PairAccesses {
             history: Vec::new(),
             walk: Vec::new(),
             pairs: Vec::new(),
+            groups: None,
         }
+    }
+
+    /// Groups the pairs by location pair instead of listing them ([`PairGroups`]).
+    pub fn grouped(mut self) -> PairAccesses {
+        self.groups = Some(PairGroups::default());
+        self
     }
 
     #[inline]
@@ -86,8 +128,11 @@ impl PairAccesses {
     #[inline(never)]
     fn report(&mut self, earlier: &Node, earlier_op: Op, index: u64, ev: &Event) {
         let first = Event::new(earlier.epoch.thread(), earlier_op, ev.target, earlier.loc);
-        self.pairs
-            .push(RacePair::new(earlier.index, first, index, *ev));
+        let p = RacePair::new(earlier.index, first, index, *ev);
+        match &mut self.groups {
+            Some(g) => g.add(p),
+            None => self.pairs.push(p),
+        }
     }
 
     /// Reports every access of the set (`writes`: `cw`, else `cr`) of `ev`'s variable that
@@ -207,6 +252,15 @@ impl<C: Clock> Accesses<C> for PairAccesses {
 
     fn finish(&mut self, report: &mut RaceReport) {
         report.pairs = std::mem::take(&mut self.pairs);
+        if let Some(g) = self.groups.take() {
+            (report.pairs, report.group_counts) =
+                g.groups.into_iter().map(|(p, c, _)| (p, c)).unzip();
+            report.notes.push(
+                "one pair per location pair (its first instance) with its number of racing \
+                 accesses; --all-pairs lists every pair"
+                    .into(),
+            );
+        }
         if !self.streaming {
             report
                 .extra
@@ -224,7 +278,16 @@ pub type Hbp<C> = HbEngine<C, PairAccesses>;
 
 /// Creates `hbp` with clock kind `C`; `streaming` runs Alg. 3 as published.
 pub fn hbp<C: Clock>(streaming: bool) -> Hbp<C> {
-    let e = HbEngine::new("hbp", false, PairAccesses::new(false, streaming));
+    hbp_with(streaming, false)
+}
+
+/// [`hbp`], with its pairs grouped by location pair if `grouped` ([`PairGroups`]).
+pub fn hbp_with<C: Clock>(streaming: bool, grouped: bool) -> Hbp<C> {
+    let mut acc = PairAccesses::new(false, streaming);
+    if grouped {
+        acc = acc.grouped();
+    }
+    let e = HbEngine::new("hbp", false, acc);
     if streaming {
         e.note(
             "streaming: Alg. 3 as published (single pass; misses pairs whose earlier access \
@@ -248,6 +311,42 @@ mod tests {
 
     fn pairs(a: Box<dyn Analysis>, t: &Trace) -> BTreeSet<(u64, u64)> {
         run_trace(t, &mut [a]).remove(0).pair_set()
+    }
+
+    /// Grouped while found = the full list grouped afterwards, for `hbp` and `shbp`, on
+    /// generated traces with few locations (many pairs per location pair).
+    #[test]
+    fn grouping_while_found_equals_grouping_the_list() {
+        use crate::analysis::{run_one, shb::shbp_with};
+        use crate::gen::{GenConfig, Generator};
+        // Groups of more than one racing access seen (the test must exercise counting).
+        let mut multi = 0;
+        for seed in 0..40 {
+            let cfg = GenConfig {
+                events: 300,
+                threads: 2 + (seed % 3) as u32,
+                vars: 3,
+                locks: 2,
+                locs: 6,
+                seed,
+                ..GenConfig::default()
+            };
+            let t = Trace::read_from(&mut Generator::new(cfg)).unwrap();
+            for streaming in [false, true] {
+                let full = run_one(&t, Box::new(hbp_with::<VectorClock>(streaming, false)));
+                let grouped = run_one(&t, Box::new(hbp_with::<VectorClock>(streaming, true)));
+                let want = full.grouped();
+                assert_eq!(grouped.pairs, want.pairs, "hbp seed {seed}");
+                assert_eq!(grouped.group_counts, want.group_counts, "hbp seed {seed}");
+                let full = run_one(&t, Box::new(shbp_with::<VectorClock>(streaming, false)));
+                let grouped = run_one(&t, Box::new(shbp_with::<VectorClock>(streaming, true)));
+                let want = full.grouped();
+                assert_eq!(grouped.pairs, want.pairs, "shbp seed {seed}");
+                assert_eq!(grouped.group_counts, want.group_counts, "shbp seed {seed}");
+                multi += want.group_counts.iter().filter(|&&c| c > 1).count();
+            }
+        }
+        assert!(multi > 0, "no group with more than one racing access");
     }
 
     /// w3po Ex. 5.1 in spirit: T1 writes twice (the second replaces the first), T2's

@@ -507,6 +507,11 @@ pub struct AnalysisOptions {
     /// by the locations). Off by default (every racy event); the CLI turns it on unless
     /// `--all-pairs` is given.
     pub group_racy: bool,
+    /// hbp, shbp: keep one pair per location pair (its first instance) with the number of
+    /// racing accesses instead of every pair (memory bounded by the location pairs, as the
+    /// lockset family reports). Off by default (every pair); the CLI turns it on unless
+    /// `--all-pairs` is given.
+    pub group_pairs: bool,
     /// PACER: sampling rate (0–1).
     pub rate: f64,
     /// PACER: sampling period length in operations.
@@ -596,9 +601,9 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
     Ok(match kind {
         AnalysisKind::Hb => racy_by_clock!(hb::hb),
         AnalysisKind::FastTrack => racy_by_clock!(fasttrack::fasttrack),
-        AnalysisKind::Hbp => by_clock!(hbp::hbp, opts.streaming),
+        AnalysisKind::Hbp => by_clock!(hbp::hbp_with, opts.streaming, opts.group_pairs),
         AnalysisKind::Shb => racy_by_clock!(shb::shb),
-        AnalysisKind::Shbp => by_clock!(shb::shbp, opts.streaming),
+        AnalysisKind::Shbp => by_clock!(shb::shbp_with, opts.streaming, opts.group_pairs),
         AnalysisKind::Wcp if opts.group_racy => Box::new(wcp::Wcp::new().racy_by_location()),
         AnalysisKind::Wcp => Box::new(wcp::Wcp::new()),
         AnalysisKind::Lockset => Box::new(lockset::Lockset::with_mode(opts.all_pairs)),

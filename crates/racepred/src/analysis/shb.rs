@@ -51,7 +51,16 @@ pub fn shb<C: Clock>() -> Shb<C> {
 
 /// Creates `shbp` with clock kind `C`; `streaming` runs Alg. 4 as published.
 pub fn shbp<C: Clock>(streaming: bool) -> Shbp<C> {
-    let e = HbEngine::new("shbp", true, PairAccesses::new(true, streaming));
+    shbp_with(streaming, false)
+}
+
+/// [`shbp`], with its pairs grouped by location pair if `grouped`.
+pub fn shbp_with<C: Clock>(streaming: bool, grouped: bool) -> Shbp<C> {
+    let mut acc = PairAccesses::new(true, streaming);
+    if grouped {
+        acc = acc.grouped();
+    }
+    let e = HbEngine::new("shbp", true, acc);
     if streaming {
         e.note(
             "streaming: Alg. 4 as published (single pass; misses pairs whose earlier access \

@@ -879,13 +879,12 @@ impl Analysis for SyncP {
             .insert("clock_versions".into(), serde_json::Value::from(versions));
 
         if let (Some((t, at)), Some(before)) = (self.unforked_late, self.collected_before) {
-            r.notes.push(format!(
-                "incomplete: thread {} first acts at event {at} without a fork, after the \
-                 accesses before event {before} it could race with were dropped as ordered \
-                 before every other thread; its races with them are not reported",
+            r.incomplete = Some(format!(
+                "thread {} first acts at event {at} without a fork, after the accesses before \
+                 event {before} it could race with were dropped as ordered before every other \
+                 thread; its races with them are not reported",
                 _names.thread(ThreadId(t))
             ));
-            r.extra.insert("complete".into(), serde_json::Value::from(false));
         }
         r
     }

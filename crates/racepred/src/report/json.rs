@@ -2,7 +2,8 @@
 //! `pairs` (`first`, `second`, `kind`, `first_loc`, `second_loc`, `variable`, and `verdict`
 //! where the analysis classifies), `racy_events` and `summary` (`pairs`, `location_pairs`,
 //! `racy_events`, `racy_locations`), plus `report_kind`, per-pair threads, per-kind totals,
-//! the location groups, `notes` and `extra`. Formatting only. A report whose racy events are
+//! the location groups, `notes` and `extra`, and `complete` (false, with the reason in
+//! `incomplete`, when the analysis did not examine everything). Formatting only. A report whose racy events are
 //! grouped by location ([`RaceReport::racy_counts`]) lists each group's first racy event in
 //! `racy_events`; `summary.racy_events` counts them all and `summary.racy_grouped` is true.
 //!
@@ -112,6 +113,8 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
         "events": r.events,
         "locations": ctx.table_name(),
         "report_kind": r.kind,
+        "complete": r.incomplete.is_none(),
+        "incomplete": r.incomplete,
         "pairs": pairs,
         "racy_events": r.racy_events.iter().map(|e| e.index).collect::<Vec<_>>(),
         "summary": {

@@ -162,6 +162,11 @@ pub struct RaceReport {
     /// trace's events inside the cut, in trace order, leaves both events of the pair
     /// enabled ([`crate::witness::from_cut`]).
     pub cuts: Vec<RaceCut>,
+    /// Why the analysis did not examine everything it was asked to (a spent time budget,
+    /// windows or candidates left unasked); `None` for a complete run. An incomplete report
+    /// without races does not say "no races": text, JSON (`"complete": false`,
+    /// `"incomplete"`) and SARIF (`executionSuccessful: false`) say what was not examined.
+    pub incomplete: Option<String>,
 }
 
 /// The witness of a pair as a cut: per thread (by id), how many of its first events run.
@@ -185,6 +190,7 @@ impl RaceReport {
             group_counts: Vec::new(),
             racy_counts: Vec::new(),
             cuts: Vec::new(),
+            incomplete: None,
         }
     }
 

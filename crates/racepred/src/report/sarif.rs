@@ -250,6 +250,15 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             "notes": r.notes,
         },
     });
+    // An incomplete run is not a successful one: its missing results are not "no race".
+    run["invocations"] = json!([{
+        "executionSuccessful": r.incomplete.is_none(),
+        "toolExecutionNotifications": r.incomplete.iter().map(|why| json!({
+            "level": "warning",
+            "message": {"text": format!("incomplete: {why}")},
+        })).collect::<Vec<_>>(),
+    }]);
+    run["properties"]["complete"] = r.incomplete.is_none().into();
     if let Some(root) = ctx.source_root {
         run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
     }

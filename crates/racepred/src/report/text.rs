@@ -91,8 +91,20 @@ pub fn write_report<W: Write + ?Sized>(
         "in {} of {trace}",
         plural(r.events as usize, "event", "events")
     );
-    if !r.has_races() {
-        writeln!(w, "{}: no races {of}", r.analysis)?;
+    match (&r.incomplete, r.has_races()) {
+        (None, false) => writeln!(w, "{}: no races {of}", r.analysis)?,
+        // Not "no races": the part not examined may hold some.
+        (Some(why), false) => writeln!(
+            w,
+            "{}: incomplete, no race found in the part examined {of}: {why}",
+            r.analysis
+        )?,
+        (Some(why), true) => writeln!(
+            w,
+            "{}: incomplete, the races below are not all: {why}",
+            r.analysis
+        )?,
+        (None, true) => {}
     }
     // A shown access without a location: say what `-` and its grouping mean.
     let mut located_by_variable = false;

@@ -12,8 +12,34 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
+
+/// The temporary files of the [`AtomicFile`]s not yet committed or dropped, for
+/// [`remove_temporaries`].
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it valid.
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn forget(tmp: &Path) {
+    let mut p = pending();
+    if let Some(i) = p.iter().position(|t| t == tmp) {
+        p.swap_remove(i);
+    }
+}
+
+/// Removes the temporary file of every [`AtomicFile`] still being written: for a process
+/// about to end without unwinding (a fatal signal), which would otherwise leave them behind.
+/// Those files' writers must not be used afterwards.
+pub fn remove_temporaries() {
+    for tmp in pending().drain(..) {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
 
 /// A file written through a temporary file renamed into place on commit.
 pub struct AtomicFile {
@@ -59,12 +85,18 @@ impl AtomicFile {
         let (file, tmp) = loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let tmp = dir.join(format!(".{name}.racepred-{}-{n}.tmp", std::process::id()));
+            // Registered before it exists, so that no moment leaves it unlisted.
+            pending().push(tmp.clone());
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(f) => break (f, tmp),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    forget(&tmp);
                     attempt += 1;
                 }
-                Err(e) => return Err(err(e)),
+                Err(e) => {
+                    forget(&tmp);
+                    return Err(err(e));
+                }
             }
         };
         if let Some(m) = existing {
@@ -89,7 +121,9 @@ impl AtomicFile {
             .flush()
             .map_err(|e| Error::from(e).in_file(&self.dest))?;
         if let Some(tmp) = self.tmp.take() {
-            if let Err(e) = std::fs::rename(&tmp, &self.dest) {
+            let renamed = std::fs::rename(&tmp, &self.dest);
+            forget(&tmp);
+            if let Err(e) = renamed {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(Error::from(e).in_file(&self.dest));
             }
@@ -116,7 +150,8 @@ impl Write for AtomicFile {
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if let Some(tmp) = self.tmp.take() {
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            forget(&tmp);
         }
     }
 }

@@ -84,6 +84,8 @@ impl LineFormat for RrFormat {
         line.first() != Some(&b'@')
     }
 
+    const SKIPS: Option<&'static str> = Some("RoadRunner banners (lines not starting with `@`)");
+
     fn parse(&mut self, line: &[u8], _lineno: u64, names: &mut Names) -> Result<Option<Event>> {
         parse_line(line, names)
     }
@@ -133,6 +135,10 @@ fn fast_line(s: &[u8], names: &Names) -> Option<(Event, usize)> {
     } else {
         let annotation = i;
         while !s.get(i)?.is_ascii_whitespace() {
+            // NUL bytes are an error: the line goes to the general path, which says so.
+            if s[i] == 0 {
+                return None;
+            }
             i += 1;
         }
         if i == annotation || s[i] != b' ' {

@@ -26,6 +26,11 @@ pub trait LineFormat: Default {
         line.is_empty() || is_skippable(line)
     }
 
+    /// For a format whose `skip` passes over more than blank and `#` lines (RoadRunner's
+    /// banners): what it skips. A file in which every such line was skipped and no event
+    /// was read is refused: it is most likely another format read as this one.
+    const SKIPS: Option<&'static str> = None;
+
     /// Parses one line (without its line ending); `lineno` is its 1-based number.
     fn parse(&mut self, line: &[u8], lineno: u64, names: &mut Names) -> Result<Option<Event>>;
 
@@ -124,6 +129,8 @@ pub struct TextReader<R, F> {
     names: Names,
     /// Events returned so far.
     events: u64,
+    /// Lines skipped although not blank or a `#` comment (see [`LineFormat::SKIPS`]).
+    banners: u64,
     format: F,
 }
 
@@ -145,6 +152,7 @@ impl<R: BufRead, F: LineFormat> TextReader<R, F> {
             lines,
             names: Names::new(),
             events: 0,
+            banners: 0,
             format: F::default(),
         }
     }
@@ -171,6 +179,25 @@ fn nul_error<R: BufRead>(lines: &LineReader<R>, events: u64) -> crate::error::Er
     )
 }
 
+/// Every line of the file was skipped (see [`LineFormat::SKIPS`]) and none held an event.
+#[cold]
+#[inline(never)]
+fn no_event_error<R: BufRead>(
+    lines: &LineReader<R>,
+    skipped: &str,
+    banners: u64,
+) -> crate::error::Error {
+    crate::error::Error::syntax(format!(
+        "no event in the file: all {banners} line(s) were skipped as {skipped}; \
+         is it in another format? (--format, or the file's extension, chose this one)"
+    ))
+    .at(Position {
+        line: lines.line(),
+        byte: lines.byte(),
+        event: Some(0),
+    })
+}
+
 impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
     #[inline]
     fn next_event(&mut self) -> Result<Option<Event>> {
@@ -182,16 +209,26 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
             // Taken before `next_line`, whose line borrows the reader.
             let lineno = self.lines.line() + 1;
             let Some(line) = self.lines.next_line()? else {
+                if let (Some(what), 0, 1..) = (F::SKIPS, self.events, self.banners) {
+                    return Err(no_event_error(&self.lines, what, self.banners));
+                }
                 return Ok(None);
             };
             if F::skip(line) {
                 if memchr::memchr(0, line).is_some() {
                     return Err(nul_error(&self.lines, self.events));
                 }
+                if F::SKIPS.is_some() && !is_skippable(line) {
+                    self.banners += 1;
+                }
                 continue;
             }
             match self.format.parse(line, lineno, &mut self.names) {
                 Ok(Some(ev)) => {
+                    // A parser may take a NUL for part of a name: not text either.
+                    if memchr::memchr(0, line).is_some() {
+                        return Err(nul_error(&self.lines, self.events));
+                    }
                     self.events += 1;
                     return Ok(Some(ev));
                 }

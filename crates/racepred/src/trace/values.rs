@@ -489,6 +489,11 @@ impl ValueTrace {
                 event: Some(vt.trace.events.len() as u64),
             };
             let at = move |e: Error| e.at(pos);
+            if memchr::memchr(0, line).is_some() {
+                return Err(at(Error::syntax(
+                    "line contains NUL bytes: binary data, not a text trace",
+                )));
+            }
             if line.is_empty() || is_skippable(line) {
                 continue;
             }

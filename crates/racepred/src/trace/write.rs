@@ -20,7 +20,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-pub use super::atomic_file::{write_atomic, AtomicFile};
+pub use super::atomic_file::{remove_temporaries, write_atomic, AtomicFile};
 use super::binary::BinaryWriter;
 use super::open::Format;
 pub use super::write_formats::{FormatWriter, TextFormat};
