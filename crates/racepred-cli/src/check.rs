@@ -100,7 +100,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         for w in v.warnings.iter_mut().filter(|w| w.verdict == VerdictKind::Race) {
             if let Some(cut) = &w.cut {
                 let (e, f) = (cut.first, cut.second);
-                let sched = witness::from_cut(trace, &cut.cut, (e, f));
+                let sched = witness::of_cut(trace, cut);
                 let file = dir.join(format!("{}-{e}-{f}.std", w.by));
                 write_witness(&vt, &sched, &file, &w.by, &a.input.trace)?;
                 w.witness = Some(file.display().to_string());

@@ -81,7 +81,7 @@ pub fn jobs(m: Option<&ArgMatches>, jobs: usize, all_pairs: bool) -> Result<usiz
 const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
 
 /// The analyses that write a witness schedule per race (`--witness DIR`).
-const WITNESS: &[&str] = &["mcm", "recipe", "recipe-alt", "syncp"];
+const WITNESS: &[&str] = &["mcm", "recipe", "recipe-alt", "syncp", "osr"];
 
 /// The analyses that group pairs by location pair, or racy events by location, unless
 /// `--all-pairs` is given.
@@ -96,6 +96,7 @@ const ALL_PAIRS: &[&str] = &[
     "tsan-hybrid",
     "w3po",
     "syncp",
+    "osr",
     "mcm",
     "recipe",
     "recipe-alt",

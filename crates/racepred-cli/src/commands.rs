@@ -624,7 +624,8 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     // The SMT predictors need the whole trace with its values: read it into memory and feed
     // the streaming analyses from there too, so that every report shares one name table.
     // Witnesses given as cuts (`syncp --witness DIR`) are rendered from the trace in memory.
-    let cut_witnesses = a.witness.is_some() && kinds.contains(&AnalysisKind::SyncP);
+    let cut_witnesses = a.witness.is_some()
+        && (kinds.contains(&AnalysisKind::SyncP) || kinds.contains(&AnalysisKind::Osr));
     let value_trace = if smt_kinds.is_empty() && !cut_witnesses {
         None
     } else {

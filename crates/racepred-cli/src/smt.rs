@@ -200,7 +200,7 @@ pub fn write_cut_witnesses(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for c in &report.cuts {
         let (e, f) = (c.first, c.second);
-        let w = witness::from_cut(&vt.trace, &c.cut, (e, f));
+        let w = witness::of_cut(&vt.trace, c);
         let file = dir.join(format!("{}-{e}-{f}.std", report.analysis));
         let header = format!(
             "racepred witness: {} race between events {e} and {f} of {}\n\

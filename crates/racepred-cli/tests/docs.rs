@@ -152,6 +152,7 @@ fn analyses_doc_names_tests_that_exist() {
         "rdit",
         "pacer",
         "syncp",
+        "osr",
         "mcm",
         "recipe",
         "recipe-alt",

@@ -83,7 +83,7 @@ proptest! {
                 VerdictKind::Race => {
                     races.insert(k);
                     if let Some(c) = &w.cut {
-                        let s = witness::from_cut(&t, &c.cut, (c.first, c.second));
+                        let s = witness::of_cut(&t, c);
                         prop_assert!(witness::replay(&vt, &concrete, &s).is_ok());
                     }
                 }

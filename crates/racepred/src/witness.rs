@@ -297,6 +297,20 @@ pub fn from_cut(trace: &crate::trace::Trace, cut: &[u32], race: (u64, u64)) -> W
     }
 }
 
+/// The witness of a reported [`crate::report::RaceCut`]: its schedule if it has one, else
+/// [`from_cut`].
+pub fn of_cut(trace: &crate::trace::Trace, c: &crate::report::RaceCut) -> Witness {
+    if c.schedule.is_empty() {
+        return from_cut(trace, &c.cut, (c.first, c.second));
+    }
+    Witness {
+        model: Model::Maximal,
+        prefix: 0,
+        schedule: c.schedule.clone(),
+        race: (c.first, c.second),
+    }
+}
+
 /// Why a witness does not replay.
 fn fail(step: usize, n: u64, msg: impl std::fmt::Display) -> Error {
     Error::invalid(format!("witness step {step} (event {n}): {msg}"))

@@ -26,6 +26,10 @@ fn syncp(t: &Trace, all_pairs: bool) -> RaceReport {
     analysis::run_one(t, Box::new(SyncP::new(all_pairs, true)))
 }
 
+fn osr(t: &Trace, all_pairs: bool) -> RaceReport {
+    analysis::run_one(t, Box::new(SyncP::osr(all_pairs, true)))
+}
+
 fn actions(max: usize, kinds: u8) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..kinds, 0u8..4), 0..max)
 }
@@ -47,7 +51,7 @@ fn witnesses_replay(t: &Trace, r: &RaceReport) -> Result<(), String> {
         return Err(format!("{} cuts for {} pairs", r.cuts.len(), r.pairs.len()));
     }
     for cut in &r.cuts {
-        let w = witness::from_cut(t, &cut.cut, (cut.first, cut.second));
+        let w = witness::of_cut(t, cut);
         witness::replay(&vt, &c, &w)
             .map_err(|e| format!("pair ({}, {}): {e}", cut.first, cut.second))?;
     }
@@ -202,6 +206,42 @@ proptest! {
         }
     }
 
+    /// OSR: sound (every pair predictable, every witness schedule replays) and contains the
+    /// sync-preserving races.
+    #[test]
+    fn osr_sound_and_contains_syncp(a in actions(22, 12), threads in 2u32..5) {
+        let t = from_actions(threads, 2, 2, &a);
+        let o = analyze(&t, &OracleConfig::default()).unwrap();
+        let r = osr(&t, true);
+        let p = r.pair_set();
+        prop_assert!(p.is_subset(&o.predictable), "unsound: {:?} on {:?}", p.difference(&o.predictable).collect::<Vec<_>>(), t.events);
+        let s = syncp(&t, true).pair_set();
+        prop_assert!(s.is_subset(&p), "syncp only: {:?}", s.difference(&p).collect::<Vec<_>>());
+        if let Err(e) = witnesses_replay(&t, &r) {
+            prop_assert!(false, "{} on {:?}", e, t.events);
+        }
+    }
+
+    /// OSR's grouped report: the location groups of its full list (each group's first
+    /// instance may differ: a later access of a group is only looked at when its own group
+    /// has not yet counted it).
+    #[test]
+    fn osr_grouped_has_the_groups_of_all_pairs(
+        a in actions(30, 12),
+        threads in 2u32..5,
+        locs in proptest::collection::vec(0u8..4, 1..5),
+    ) {
+        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let all = osr(&t, true);
+        let grouped = osr(&t, false);
+        let keys = |r: &RaceReport| r.pairs.iter().map(|p| p.group_key()).collect::<BTreeSet<_>>();
+        prop_assert_eq!(keys(&grouped), keys(&all.grouped()));
+        prop_assert_eq!(&grouped.group_counts, &all.grouped().group_counts);
+        if let Err(e) = witnesses_replay(&t, &grouped) {
+            prop_assert!(false, "{} on {:?}", e, t.events);
+        }
+    }
+
     /// SHB's pairs are sync-preserving races.
     #[test]
     fn contains_shbp(a in actions(30, 12), threads in 2u32..5) {
@@ -233,6 +273,24 @@ proptest! {
             prop_assert!(false, "{} on {:?}", e, t.events);
         }
     }
+}
+
+/// A race that needs a critical section reversed: `T1`'s write inside its critical section
+/// and `T2`'s read after its own, later critical section are enabled together only if
+/// `T2`'s critical section runs first. Not sync-preserving; OSR finds it, with a schedule
+/// that replays.
+#[test]
+fn osr_reverses_a_critical_section() {
+    let text = "T1|acq(l)|1\nT1|w(x)|2\nT1|rel(l)|3\nT2|acq(l)|4\nT2|rel(l)|5\nT2|r(x)|6\n";
+    let t = Trace::read_from(&mut StdReader::new(text.as_bytes())).unwrap();
+    let o = analyze(&t, &OracleConfig::default()).unwrap();
+    assert!(o.predictable.contains(&(1, 5)));
+    let s = syncp(&t, true);
+    assert!(s.pair_set().is_empty());
+    assert_eq!(s.pair_set(), brute_sync_preserving(&t));
+    let r = osr(&t, true);
+    assert_eq!(r.pair_set(), [(1, 5)].into_iter().collect());
+    witnesses_replay(&t, &r).unwrap();
 }
 
 /// `T1`'s write inside its critical section and `T2`'s read inside its own race only if

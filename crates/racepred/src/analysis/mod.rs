@@ -18,6 +18,7 @@ pub mod hb;
 pub mod hbp;
 pub mod rdit;
 pub mod shb;
+pub mod osr;
 pub mod syncp;
 
 use crate::clock::{TreeClock, VectorClock};
@@ -440,10 +441,12 @@ pub enum AnalysisKind {
     Pacer,
     /// Sync-preserving races (Mathur et al. POPL'21).
     SyncP,
+    /// Optimistic sync-reversal races (Shi et al. ICSE'24).
+    Osr,
 }
 
 impl AnalysisKind {
-    pub const ALL: [AnalysisKind; 13] = [
+    pub const ALL: [AnalysisKind; 14] = [
         AnalysisKind::Hb,
         AnalysisKind::FastTrack,
         AnalysisKind::Hbp,
@@ -457,6 +460,7 @@ impl AnalysisKind {
         AnalysisKind::Rdit,
         AnalysisKind::Pacer,
         AnalysisKind::SyncP,
+        AnalysisKind::Osr,
     ];
 
     pub fn name(self) -> &'static str {
@@ -474,6 +478,7 @@ impl AnalysisKind {
             AnalysisKind::Rdit => "rdit",
             AnalysisKind::Pacer => "pacer",
             AnalysisKind::SyncP => "syncp",
+            AnalysisKind::Osr => "osr",
         }
     }
 
@@ -612,6 +617,7 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::Sshb => Box::new(sshb::Sshb::new(sshb::SshbConfig::default())),
         AnalysisKind::Pacer => Box::new(pacer::Pacer::from_options(opts)),
         AnalysisKind::SyncP => Box::new(syncp::SyncP::new(opts.all_pairs, opts.witness_cuts)),
+        AnalysisKind::Osr => Box::new(syncp::SyncP::osr(opts.all_pairs, opts.witness_cuts)),
         AnalysisKind::Rdit => {
             let cfg = rdit::RditConfig {
                 conservative: opts.conservative,

@@ -64,6 +64,7 @@ use smallvec::SmallVec;
 use crate::report::{GroupKey, RaceCut, RacePair, RaceReport, RacyLog, ReportKind};
 use crate::trace::{Event, LocId, Names, Op, ThreadId};
 
+use super::osr::{self, Open};
 use super::{Analysis, Side};
 
 const NONE: u32 = u32::MAX;
@@ -167,6 +168,7 @@ struct ThreadState {
 struct Group {
     pair: RacePair,
     cut: Vec<u32>,
+    schedule: Vec<u64>,
     count: u64,
     last_second: u64,
 }
@@ -204,6 +206,12 @@ pub struct SyncP {
     collected_before: Option<u64>,
     /// A thread that appeared without a fork after candidates were dropped, and where.
     unforked_late: Option<(u32, u64)>,
+    /// OSR mode ([`super::osr`]): the trace's events, kept to build schedules.
+    osr: Option<Box<osr::Kept>>,
+    /// OSR races beyond the sync-preserving ones, and OSR pairs whose schedule could not be
+    /// built (not reported).
+    osr_only: u64,
+    osr_unscheduled: u64,
 }
 
 /// Events between two collections of candidates.
@@ -237,7 +245,18 @@ impl SyncP {
             until_collect: COLLECT_EVERY,
             collected_before: None,
             unforked_late: None,
+            osr: None,
+            osr_only: 0,
+            osr_unscheduled: 0,
         }
+    }
+
+    /// The OSR analysis ([`super::osr`]): the sync-preserving races and the optimistic
+    /// sync-reversal ones.
+    pub fn osr(all_pairs: bool, cuts: bool) -> SyncP {
+        let mut a = SyncP::new(all_pairs, cuts);
+        a.osr = Some(Box::default());
+        a
     }
 
     fn thread(&mut self, t: u32) -> &mut ThreadState {
@@ -331,6 +350,155 @@ impl SyncP {
         }
     }
 
+    /// Closes `cut` under TRF only (program order, fork, join, reads-from).
+    fn close_trf(&self, cut: &mut [u32]) {
+        let mut work: Vec<u32> = (0..cut.len() as u32).filter(|&v| cut[v as usize] > 0).collect();
+        while let Some(v) = work.pop() {
+            let v = v as usize;
+            for (w, &x) in self.clock_of(v, cut[v]).iter().enumerate() {
+                if w != v && w < cut.len() && cut[w] < x {
+                    cut[w] = x;
+                    work.push(w as u32);
+                }
+            }
+        }
+    }
+
+    /// Event `k` of thread `v` is in the TRF past of event `j` of thread `w` (or is it).
+    fn trf_before(&self, v: usize, k: u32, w: usize, j: u32) -> bool {
+        if v == w {
+            return k <= j;
+        }
+        self.clock_of(w, j).get(v).is_some_and(|&x| x >= k)
+    }
+
+    /// OSR ([`super::osr`]): is `(e1, e2)` an optimistic sync-reversal race? `e1` is event
+    /// `k1` of thread `u`, `e2` event `k2` of thread `t`. Its witness schedule if so.
+    fn osr_race(&mut self, u: usize, k1: u32, t: usize, k2: u32) -> Option<Vec<u64>> {
+        let n = self.threads.len();
+        let mut cut = self.threads[t].clock.clone();
+        cut.resize(n, 0);
+        cut[t] = k2 - 1;
+        cut[u] = cut[u].max(k1 - 1);
+        for (w, &x) in self.clock_of(u, k1 - 1).iter().enumerate() {
+            if w != u && cut[w] < x {
+                cut[w] = x;
+            }
+        }
+        self.close_trf(&mut cut);
+        let contains = |this: &SyncP, v: usize, rel: u32| {
+            let has = |w: usize, k: u32| {
+                if v == w {
+                    rel >= k
+                } else {
+                    this.clock_of(v, rel).get(w).is_some_and(|&x| x >= k)
+                }
+            };
+            has(u, k1) || has(t, k2)
+        };
+        // Release every critical section inside whose release needs neither event.
+        loop {
+            if cut[u] >= k1 {
+                return None;
+            }
+            let mut grew = false;
+            for v in 0..n {
+                if cut[v] == 0 {
+                    continue;
+                }
+                let mut to = cut[v];
+                for &(list, idx) in self.held_at(v, cut[v]) {
+                    let cs = self.cs_lists[list as usize].sections[idx as usize];
+                    if cs.rel != NONE && !contains(self, v, cs.rel) {
+                        to = to.max(cs.rel);
+                    }
+                }
+                if to > cut[v] {
+                    cut[v] = to;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+            self.close_trf(&mut cut);
+        }
+        // At most one open critical section per lock.
+        let mut opens: Vec<(Open, u64)> = Vec::new();
+        for v in 0..n {
+            if cut[v] == 0 {
+                continue;
+            }
+            for &(list, idx) in self.held_at(v, cut[v]) {
+                let cs = self.cs_lists[list as usize].sections[idx as usize];
+                let lock = self.cs_lists[list as usize].lock;
+                if opens.iter().any(|(o, _)| o.lock == lock) {
+                    return None;
+                }
+                opens.push((
+                    Open {
+                        lock,
+                        thread: v as u32,
+                        acq: cs.acq,
+                    },
+                    cs.pos,
+                ));
+            }
+        }
+        // Each open acquire after the last closed critical section of its lock of every
+        // other thread that the trace puts after it: no cycle with program order and
+        // reads-from.
+        let mut back: Vec<((usize, u32), (usize, u32))> = Vec::new();
+        for &(o, apos) in &opens {
+            for &l in &self.locks[o.lock as usize] {
+                let list = &self.cs_lists[l as usize];
+                let w = list.thread as usize;
+                if w == o.thread as usize || cut[w] == 0 {
+                    continue;
+                }
+                let s = &list.sections;
+                let j = s.partition_point(|c| c.acq <= cut[w]);
+                if j > 0 && s[j - 1].pos > apos && s[j - 1].rel <= cut[w] {
+                    back.push(((w, s[j - 1].rel), (o.thread as usize, o.acq)));
+                }
+            }
+        }
+        if !back.is_empty() {
+            let nodes: Vec<(usize, u32)> = back.iter().flat_map(|&(a, b)| [a, b]).collect();
+            let edge = |a: (usize, u32), b: (usize, u32)| {
+                back.contains(&(a, b)) || (a != b && self.trf_before(a.0, a.1, b.0, b.1))
+            };
+            // A cycle through a backward edge (r, a): a path from a back to r.
+            for &(r, a) in &back {
+                let mut seen = vec![false; nodes.len()];
+                let mut stack = vec![a];
+                let mut cyclic = false;
+                while let Some(x) = stack.pop() {
+                    if x == r || (x != a && self.trf_before(x.0, x.1, r.0, r.1)) {
+                        cyclic = true;
+                        break;
+                    }
+                    for (i, &y) in nodes.iter().enumerate() {
+                        if !seen[i] && edge(x, y) {
+                            seen[i] = true;
+                            stack.push(y);
+                        }
+                    }
+                }
+                if cyclic || self.trf_before(a.0, a.1, r.0, r.1) {
+                    return None;
+                }
+            }
+        }
+        let opens: Vec<Open> = opens.into_iter().map(|(o, _)| o).collect();
+        let kept = self.osr.as_deref()?;
+        let sched = osr::schedule(kept, &cut, &opens);
+        if sched.is_none() {
+            self.osr_unscheduled += 1;
+        }
+        sched
+    }
+
     /// Closes `cut` (per thread, events inside) under TRF and the lock rule. False if the
     /// closure needs a release the trace does not have (an ill-formed trace read leniently).
     fn close(&mut self, cut: &mut Vec<u32>) -> bool {
@@ -398,15 +566,17 @@ impl SyncP {
         ok
     }
 
-    fn report(&mut self, e1: Event, p1: u64, e2: Event, p2: u64, cut: &[u32]) {
+    fn report(&mut self, e1: Event, p1: u64, e2: Event, p2: u64, cut: &[u32], sched: Vec<u64>) {
         let pair = RacePair::new(p1, e1, p2, e2);
+        let keep = |c: &[u32]| if sched.is_empty() { c.to_vec() } else { Vec::new() };
         if self.all_pairs {
             self.pairs.push(pair);
             if self.cuts {
                 self.pair_cuts.push(RaceCut {
                     first: p1,
                     second: p2,
-                    cut: cut.to_vec(),
+                    cut: keep(cut),
+                    schedule: sched,
                 });
             }
             return;
@@ -417,12 +587,14 @@ impl SyncP {
         if g == next {
             self.groups.push(Group {
                 pair,
-                cut: if self.cuts { cut.to_vec() } else { Vec::new() },
+                cut: if self.cuts { keep(cut) } else { Vec::new() },
+                schedule: if self.cuts { sched } else { Vec::new() },
                 count: 1,
                 last_second: p2,
             });
             return;
         }
+        let cuts = self.cuts;
         let g = &mut self.groups[g];
         if g.last_second != p2 {
             g.count += 1;
@@ -430,10 +602,22 @@ impl SyncP {
         } else if g.pair.second == p2 && g.pair.first < p1 {
             // Same second event, a later first event: the closer instance.
             g.pair = pair;
-            if self.cuts {
-                g.cut = cut.to_vec();
+            if cuts {
+                g.cut = keep(cut);
+                g.schedule = sched;
             }
         }
+    }
+
+    /// Grouped mode: `e2` (event `p2`) already counts in the group of a pair with `e1`.
+    fn counted(&self, e1: &Event, e2: &Event, p2: u64) -> bool {
+        if self.all_pairs {
+            return false;
+        }
+        let key = RacePair::new(0, *e1, 1, *e2).group_key();
+        self.group_index
+            .get(&key)
+            .is_some_and(|&g| self.groups[g].last_second == p2)
     }
 
     /// Checks access `e2` (event `p2`, position `k` in its thread) against the earlier
@@ -492,9 +676,11 @@ impl SyncP {
                 }
             }
             let bu = base[u as usize];
-            for &li in lists {
-                let list = self.list(x, s, li);
-                pos[li] = list.after(pos[li], bu);
+            if self.osr.is_none() {
+                for &li in lists {
+                    let list = self.list(x, s, li);
+                    pos[li] = list.after(pos[li], bu);
+                }
             }
             // Scan u's candidates in thread order, both lists merged.
             cut.clear();
@@ -530,7 +716,21 @@ impl SyncP {
                 if grew && !self.close(&mut cut) {
                     break;
                 }
-                if cut[uu] >= c.local {
+                let op = if li == 1 { Op::Write } else { Op::Read };
+                let e1 = Event::new(ThreadId(u), op, x as u32, c.loc);
+                if cut[uu] >= c.local && self.osr.is_some() {
+                    // OSR: not sync-preserving; maybe by reversing critical sections. The
+                    // candidate stays for later events.
+                    if !self.counted(&e1, e2, p2) {
+                        if let Some(sched) = self.osr_race(uu, c.local, t as usize, k) {
+                            self.osr_only += 1;
+                            self.report(e1, c.pos, *e2, p2, &[], sched);
+                            racy = true;
+                        }
+                    }
+                    kept[li] = true;
+                    pos[li] += 1;
+                } else if cut[uu] >= c.local {
                     // Inside: so is every candidate up to the cut's edge, for e2 and every
                     // later event of its thread.
                     let edge = cut[uu];
@@ -539,10 +739,8 @@ impl SyncP {
                         pos[lj] = list.after(pos[lj], edge);
                     }
                 } else {
-                    let op = if li == 1 { Op::Write } else { Op::Read };
-                    let e1 = Event::new(ThreadId(u), op, x as u32, c.loc);
                     let cutv = std::mem::take(&mut cut);
-                    self.report(e1, c.pos, *e2, p2, &cutv);
+                    self.report(e1, c.pos, *e2, p2, &cutv, Vec::new());
                     cut = cutv;
                     racy = true;
                     kept[li] = true;
@@ -682,12 +880,19 @@ impl SyncP {
 
 impl Analysis for SyncP {
     fn name(&self) -> &'static str {
-        "syncp"
+        if self.osr.is_some() {
+            "osr"
+        } else {
+            "syncp"
+        }
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
         let t = ev.thread.0;
         let ti = t as usize;
+        if let Some(kept) = self.osr.as_deref_mut() {
+            kept.push(index, ev);
+        }
         self.until_collect -= 1;
         if self.until_collect == 0 {
             self.until_collect = COLLECT_EVERY;
@@ -839,7 +1044,7 @@ impl Analysis for SyncP {
     }
 
     fn finish(&mut self, _names: &Names) -> RaceReport {
-        let mut r = RaceReport::new("syncp", ReportKind::Pairs);
+        let mut r = RaceReport::new(self.name(), ReportKind::Pairs);
         if self.all_pairs {
             r.pairs = std::mem::take(&mut self.pairs);
             r.cuts = std::mem::take(&mut self.pair_cuts);
@@ -850,6 +1055,7 @@ impl Analysis for SyncP {
                         first: g.pair.first,
                         second: g.pair.second,
                         cut: g.cut,
+                        schedule: g.schedule,
                     });
                 }
                 r.pairs.push(g.pair);
@@ -860,12 +1066,33 @@ impl Analysis for SyncP {
         self.racy.finish(&mut r);
         r.normalize();
         r.cuts.sort_by_key(|c| (c.first, c.second));
-        r.notes.push(
-            "sync-preserving races (Mathur et al., POPL 2021): every pair is predictable, \
-             with a witness that keeps every lock's critical sections in trace order; every \
-             sync-preserving race is reported"
-                .into(),
-        );
+        if self.osr.is_some() {
+            r.notes.push(
+                "optimistic sync-reversal races (Shi et al., ICSE 2024): every pair is \
+                 predictable, with a witness schedule checked event by event before it is \
+                 reported; every sync-preserving race is among them"
+                    .into(),
+            );
+            r.extra
+                .insert("osr_only".into(), serde_json::Value::from(self.osr_only));
+            r.extra.insert(
+                "osr_unscheduled".into(),
+                serde_json::Value::from(self.osr_unscheduled),
+            );
+            if self.osr.as_ref().is_some_and(|k| k.overflow) {
+                r.incomplete = Some(
+                    "the trace has more than 2^32 - 1 events: OSR looked only at the first ones"
+                        .into(),
+                );
+            }
+        } else {
+            r.notes.push(
+                "sync-preserving races (Mathur et al., POPL 2021): every pair is predictable, \
+                 with a witness that keeps every lock's critical sections in trace order; every \
+                 sync-preserving race is reported"
+                    .into(),
+            );
+        }
         r.extra
             .insert("closures".into(), serde_json::Value::from(self.closures));
         let kept: usize = (self.vars.iter())

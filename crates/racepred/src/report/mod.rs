@@ -169,12 +169,14 @@ pub struct RaceReport {
     pub incomplete: Option<String>,
 }
 
-/// The witness of a pair as a cut: per thread (by id), how many of its first events run.
+/// The witness of a pair as a cut: per thread (by id), how many of its first events run,
+/// in trace order — or, where `schedule` is not empty, those events in that order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RaceCut {
     pub first: u64,
     pub second: u64,
     pub cut: Vec<u32>,
+    pub schedule: Vec<u64>,
 }
 
 impl RaceReport {
