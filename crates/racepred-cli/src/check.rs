@@ -1,7 +1,7 @@
 //! `racepred check TRACE`: a verdict for every warning ([`racepred::verdict`]).
 //!
 //! Stages, each shown on the progress line: (1) one pass of the candidate analysis
-//! (`tsan-hybrid`) and the fast sound ones (`shbp`, `syncp`) over the trace in memory;
+//! (`tsan-hybrid`) and the fast sound ones (`syncp`, `shbp`, `osr`) over the trace in memory;
 //! (2) the SMT predictor (`mcm`) within `--budget`, only if some candidate is still open;
 //! (3) the verdicts, with a witness file per race when `--witness DIR` is given.
 
@@ -44,13 +44,18 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     let trace = &vt.trace;
 
     // Stage 1: candidates and the fast sound analyses, one pass.
-    progress.message("check: tsan-hybrid, shbp, syncp");
+    progress.message("check: tsan-hybrid, shbp, syncp, osr");
     let opts = AnalysisOptions {
         group_racy: true,
         witness_cuts: a.witness.is_some(),
         ..AnalysisOptions::default()
     };
-    let kinds = [AnalysisKind::TsanHybrid, AnalysisKind::Shbp, AnalysisKind::SyncP];
+    let kinds = [
+        AnalysisKind::TsanHybrid,
+        AnalysisKind::Shbp,
+        AnalysisKind::SyncP,
+        AnalysisKind::Osr,
+    ];
     let mut plan = analysis::Plan::new(&kinds, &opts, 1)?;
     let validation = if a.lenient {
         Validation::Lenient
@@ -66,12 +71,14 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     let names = &trace.names;
     locations::check_coverage(table.as_ref(), names);
     let mut reports = plan.finish(names, summary.events);
-    let syncp = reports.pop().expect("three reports");
-    let shbp = reports.pop().expect("three reports");
-    let candidates = reports.pop().expect("three reports");
+    let osr = reports.pop().expect("four reports");
+    let syncp = reports.pop().expect("four reports");
+    let shbp = reports.pop().expect("four reports");
+    let candidates = reports.pop().expect("four reports");
 
     // Stage 2: the SMT predictor, if some candidate is still open.
-    let proved: std::collections::HashSet<GroupKey> = [&syncp, &shbp]
+    let sound = [&syncp, &shbp, &osr];
+    let proved: std::collections::HashSet<GroupKey> = sound
         .iter()
         .flat_map(|r| r.pairs.iter().map(|p| p.group_key()))
         .collect();
@@ -88,10 +95,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         Some(smt_stage(&a, &vt, open, &mut progress)?)
     };
     progress.finish();
-    let mut v = verdict::decide(&candidates, &[&syncp, &shbp], smt.as_ref());
+    let mut v = verdict::decide(&candidates, &sound, smt.as_ref());
     if smt.is_none() {
         v.notes
-            .push("every candidate was proved by syncp or shbp: no SMT stage".into());
+            .push("every candidate was proved by syncp, shbp or osr: no SMT stage".into());
     }
 
     // Witness files of the syncp races.

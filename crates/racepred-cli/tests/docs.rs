@@ -101,7 +101,9 @@ fn analyses_doc_names_tests_that_exist() {
         "crates/racepred/tests",
         "crates/racepred/src/analysis/sshb",
         "crates/racepred/src",
+        "crates/racepred/src/analysis",
         "crates/racepred-smt/tests",
+        "crates/racepred-cli/tests",
     ] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = e.unwrap().path();

@@ -1,12 +1,12 @@
 //! The verdicts of `racepred check` ([`racepred::verdict::decide`] over `tsan-hybrid`,
-//! `syncp`, `shbp` and the SMT stage's evidence) against the exact oracle, on random small
+//! `syncp`, `shbp`, `osr` and the SMT stage's evidence) against the exact oracle, on random small
 //! traces that fit in one SMT window:
 //!
 //! - `race` exactly for the location pairs (groups) with a predictable pair;
 //! - `no race` for every other candidate (the whole trace is one window, so absence is
 //!   proved), and never for a group with a predictable pair;
 //! - no `unknown`;
-//! - every `syncp` race carries a cut whose witness replays.
+//! - every `syncp` and `osr` race carries a witness that replays.
 //!
 //! And with the SMT stage cut short (a window smaller than the trace), no group is `no
 //! race`: absence is never claimed without a proof.
@@ -42,12 +42,13 @@ fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
     let cand = run(AnalysisKind::TsanHybrid);
     let shbp = run(AnalysisKind::Shbp);
     let syncp = run(AnalysisKind::SyncP);
+    let osr = run(AnalysisKind::Osr);
     let vt = ValueTrace::from_trace(t.clone());
     let mut cfg = SmtConfig::new(SmtKind::Mcm);
     cfg.window = window;
     let out = predict(&vt, &cfg, |_| {}).unwrap();
     let ev = evidence(&vt, &cfg, &out);
-    decide(&cand, &[&syncp, &shbp], Some(&ev))
+    decide(&cand, &[&syncp, &shbp, &osr], Some(&ev))
 }
 
 fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {

@@ -5,8 +5,9 @@
 //! predictable pair (`tsan-hybrid`: lockset completeness). Each gets one verdict:
 //!
 //! - **race** when a sound analysis reports a pair of the group: `syncp` (with a witness cut
-//!   that replays), `shbp` (every pair predictable), or the SMT predictor (with a witness it
-//!   replayed itself). The first that has it is named, with its first instance.
+//!   that replays), `shbp` (every pair predictable), `osr` (with a schedule it checked), or
+//!   the SMT predictor (with a witness it replayed itself). The first that has it is named,
+//!   with its first instance.
 //! - **no race** only with a proof: the SMT encoding covered the whole trace in one window,
 //!   every query was answered, and no pair of the group is satisfiable (the maximal causal
 //!   model holds every predictable race of a plain trace). A pair that no candidate
@@ -86,28 +87,28 @@ impl SmtGap {
     /// The reason for an unknown pair whose second event is `second` and first `first`.
     pub fn reason(&self, first: u64, second: u64) -> String {
         match self {
-            SmtGap::NotRun(why) => format!("not proved by syncp or shbp; SMT stage not run: {why}"),
+            SmtGap::NotRun(why) => format!("not proved by syncp, shbp or osr; SMT stage not run: {why}"),
             SmtGap::Budget {
                 seconds,
                 examined_before,
             } if second >= *examined_before => format!(
-                "not proved by syncp or shbp; SMT budget ({seconds} s) spent before event \
+                "not proved by syncp, shbp or osr; SMT budget ({seconds} s) spent before event \
                  {second} (examined up to event {examined_before})"
             ),
-            SmtGap::Budget { .. } => "not proved by syncp or shbp; no SMT race in the windows \
+            SmtGap::Budget { .. } => "not proved by syncp, shbp or osr; no SMT race in the windows \
                  examined before the budget ran out, which proves no absence"
                 .into(),
             SmtGap::Windows { window } if second - first >= *window => format!(
-                "not proved by syncp or shbp; its first instance's events lie {} events apart, \
+                "not proved by syncp, shbp or osr; its first instance's events lie {} events apart, \
                  beyond one SMT window ({window} events)",
                 second - first
             ),
             SmtGap::Windows { window } => format!(
-                "not proved by syncp or shbp; no SMT race inside {window}-event windows, which \
+                "not proved by syncp, shbp or osr; no SMT race inside {window}-event windows, which \
                  proves no absence over the whole trace"
             ),
             SmtGap::Unanswered(why) => {
-                format!("not proved by syncp or shbp; SMT stage incomplete: {why}")
+                format!("not proved by syncp, shbp or osr; SMT stage incomplete: {why}")
             }
         }
     }

@@ -895,8 +895,10 @@ impl Analysis for SyncP {
         }
         self.until_collect -= 1;
         if self.until_collect == 0 {
-            self.until_collect = COLLECT_EVERY;
             self.collect(index);
+            // A collection walks every variable: at most one per 8 accesses of a variable
+            // on average, so its cost stays linear in the events.
+            self.until_collect = COLLECT_EVERY.max(self.vars.len().saturating_mul(8).min(u32::MAX as usize) as u32);
         }
         let ts = self.thread(t);
         if !ts.seen {
