@@ -878,6 +878,14 @@ impl SyncP {
     }
 }
 
+/// Records `(thread, position)` as the last writer of slot `x`.
+fn set_last(table: &mut Vec<(u32, u32)>, x: usize, w: (u32, u32)) {
+    if x >= table.len() {
+        table.resize(x + 1, (NONE, 0));
+    }
+    table[x] = w;
+}
+
 impl Analysis for SyncP {
     fn name(&self) -> &'static str {
         if self.osr.is_some() {
@@ -918,35 +926,17 @@ impl Analysis for SyncP {
                 self.push_access(index, ev, k);
                 let x = ev.target as usize;
                 if ev.op == Op::Write {
-                    if x >= self.last_write.len() {
-                        self.last_write.resize(x + 1, (NONE, 0));
-                    }
-                    self.last_write[x] = (t, k);
+                    set_last(&mut self.last_write, x, (t, k));
                 } else {
                     let src = self.last_write.get(x).copied().unwrap_or((NONE, 0));
                     self.reads_from(ti, k, src);
                 }
             }
-            Op::VolatileWrite => {
-                let x = ev.target as usize;
-                if x >= self.last_vw.len() {
-                    self.last_vw.resize(x + 1, (NONE, 0));
-                }
-                self.last_vw[x] = (t, k);
-            }
-            Op::VolatileRead => {
-                let src = self.last_vw.get(ev.target as usize).copied();
-                self.reads_from(ti, k, src.unwrap_or((NONE, 0)));
-            }
-            Op::Signal => {
-                let c = ev.target as usize;
-                if c >= self.last_sig.len() {
-                    self.last_sig.resize(c + 1, (NONE, 0));
-                }
-                self.last_sig[c] = (t, k);
-            }
-            Op::Wait => {
-                let src = self.last_sig.get(ev.target as usize).copied();
+            Op::VolatileWrite => set_last(&mut self.last_vw, ev.target as usize, (t, k)),
+            Op::Signal => set_last(&mut self.last_sig, ev.target as usize, (t, k)),
+            Op::VolatileRead | Op::Wait => {
+                let table = if ev.op == Op::Wait { &self.last_sig } else { &self.last_vw };
+                let src = table.get(ev.target as usize).copied();
                 self.reads_from(ti, k, src.unwrap_or((NONE, 0)));
             }
             Op::Acquire => {

@@ -160,6 +160,35 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
     }
 }
 
+/// The SARIF result of a race pair: at its second event, the first as related location.
+fn pair_result(
+    ctx: &ReportContext<'_>,
+    p: &crate::report::RacePair,
+    level: &str,
+    text: String,
+    props: Value,
+) -> Value {
+    let names = ctx.names;
+    let var = names.var(p.first_event.var());
+    let i = rule_index(Some(p.kind));
+    json!({
+        "ruleId": RULES[i].0,
+        "ruleIndex": i,
+        "level": level,
+        "message": {"text": text},
+        "locations": [location(ctx, p.second_event.loc, var, None, None)],
+        "relatedLocations": [location(
+            ctx,
+            p.first_event.loc,
+            var,
+            Some(1),
+            Some(format!("earlier {} of {var} by {}", p.first_event.op.std_name(),
+                names.thread(p.first_event.thread))),
+        )],
+        "properties": props,
+    })
+}
+
 fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
     let (names, locs) = (ctx.names, ctx.locs());
     let mut results = Vec::new();
@@ -190,23 +219,7 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             props["first_line"] = a.into();
             props["second_line"] = b.into();
         }
-        let i = rule_index(Some(p.kind));
-        results.push(json!({
-            "ruleId": RULES[i].0,
-            "ruleIndex": i,
-            "level": "warning",
-            "message": {"text": text},
-            "locations": [location(ctx, p.second_event.loc, var, None, None)],
-            "relatedLocations": [location(
-                ctx,
-                p.first_event.loc,
-                var,
-                Some(1),
-                Some(format!("earlier {} of {var} by {}", p.first_event.op.std_name(),
-                    names.thread(p.first_event.thread))),
-            )],
-            "properties": props,
-        }));
+        results.push(pair_result(ctx, p, "warning", text, props));
     }
     for (ev, count, first) in racy_location_groups(r) {
         let var = names.var(ev.var());
@@ -322,23 +335,7 @@ pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, eve
             if let Some(r) = &w.reason {
                 props["reason"] = r.clone().into();
             }
-            let i = rule_index(Some(p.kind));
-            json!({
-                "ruleId": RULES[i].0,
-                "ruleIndex": i,
-                "level": level,
-                "message": {"text": text},
-                "locations": [location(ctx, p.second_event.loc, var, None, None)],
-                "relatedLocations": [location(
-                    ctx,
-                    p.first_event.loc,
-                    var,
-                    Some(1),
-                    Some(format!("earlier {} of {var} by {}", p.first_event.op.std_name(),
-                        names.thread(p.first_event.thread))),
-                )],
-                "properties": props,
-            })
+            pair_result(ctx, p, level, text, props)
         })
         .collect();
     let (race, no, unknown) = v.counts();

@@ -52,13 +52,8 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
     }
 }
 
-/// Writes several reports of one trace: a `locations: FILE` header line when a location
-/// table is in use, then each report, separated by blank lines.
-pub fn write_reports<W: Write + ?Sized>(
-    w: &mut W,
-    reports: &[RaceReport],
-    ctx: &ReportContext<'_>,
-) -> io::Result<()> {
+/// The `locations: FILE (N of M trace locations mapped)` line, when a table is in use.
+fn write_table_line<W: Write + ?Sized>(w: &mut W, ctx: &ReportContext<'_>) -> io::Result<()> {
     if let (Some(name), Some(t)) = (ctx.table_name(), ctx.locations) {
         writeln!(
             w,
@@ -67,6 +62,17 @@ pub fn write_reports<W: Write + ?Sized>(
             ctx.names.locs.len()
         )?;
     }
+    Ok(())
+}
+
+/// Writes several reports of one trace: a `locations: FILE` header line when a location
+/// table is in use, then each report, separated by blank lines.
+pub fn write_reports<W: Write + ?Sized>(
+    w: &mut W,
+    reports: &[RaceReport],
+    ctx: &ReportContext<'_>,
+) -> io::Result<()> {
+    write_table_line(w, ctx)?;
     for (i, r) in reports.iter().enumerate() {
         if i > 0 {
             writeln!(w)?;
@@ -228,14 +234,7 @@ pub fn write_verdicts<W: Write + ?Sized>(
 ) -> io::Result<()> {
     use crate::verdict::VerdictKind;
     let (names, locs) = (ctx.names, ctx.locs());
-    if let (Some(name), Some(t)) = (ctx.table_name(), ctx.locations) {
-        writeln!(
-            w,
-            "locations: {name} ({} of {} trace locations mapped)",
-            t.coverage(ctx.names),
-            ctx.names.locs.len()
-        )?;
-    }
+    write_table_line(w, ctx)?;
     let (race, no, unknown) = v.counts();
     writeln!(
         w,
