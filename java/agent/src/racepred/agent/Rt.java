@@ -1,0 +1,366 @@
+package racepred.agent;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * What instrumented code calls ({@link Transformer} inserts the calls). Each method records
+ * its event in the calling thread's {@link ThreadBuffer}; those that replace an operation
+ * (array stores, {@code Object.wait}, {@code Thread.join}, {@code Lock} methods) perform it.
+ *
+ * <p>Order of an event against its operation, so that the trace order agrees with the run:
+ * an acquire is recorded after the lock is taken and a release before it is let go (both
+ * while it is held); a fork before {@code Thread.start}, a join after {@code join} returned
+ * with the thread ended; a volatile write before the write and a volatile read after the
+ * read (so a read that sees a write comes after it); {@code Object.wait} and
+ * {@code Condition.await} are a release before and an acquire after.
+ */
+public final class Rt {
+    private Rt() {}
+
+    static final int R = 0, W = 1, ACQ = 2, REL = 3, FORK = 4, JOIN = 5, VR = 6, VW = 7;
+    /** Target kinds. */
+    static final int FIELD = 0, STATIC = 1, ELEM = 2, LOCK = 3, THREAD = 4;
+
+    private static final ThreadLocal<ThreadBuffer> BUF =
+            ThreadLocal.withInitial(() -> new ThreadBuffer(Thread.currentThread()));
+
+    static ThreadBuffer buffer() {
+        return BUF.get();
+    }
+
+    /** Numbers of threads whose fork was recorded. */
+    private static final java.util.Set<Long> FORKED =
+            Collections.synchronizedSet(new java.util.HashSet<>());
+    /** The lock of each condition made by an instrumented {@code newCondition} call. */
+    private static final Map<Condition, Lock> COND_LOCK =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    // ---- fields -------------------------------------------------------------------------
+
+    public static void read(Object o, int field, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(R, FIELD, loc, b.idOf(o), field);
+        }
+    }
+
+    public static void write(Object o, int field, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(W, FIELD, loc, b.idOf(o), field);
+        }
+    }
+
+    public static void readStatic(int field, int loc) {
+        BUF.get().add(R, STATIC, loc, 0, field);
+    }
+
+    public static void writeStatic(int field, int loc) {
+        BUF.get().add(W, STATIC, loc, 0, field);
+    }
+
+    public static void volatileRead(Object o, int field, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(VR, FIELD, loc, b.idOf(o), field);
+    }
+
+    public static void volatileWrite(Object o, int field, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(VW, FIELD, loc, b.idOf(o), field);
+        }
+    }
+
+    public static void volatileReadStatic(int field, int loc) {
+        BUF.get().add(VR, STATIC, loc, 0, field);
+    }
+
+    public static void volatileWriteStatic(int field, int loc) {
+        BUF.get().add(VW, STATIC, loc, 0, field);
+    }
+
+    // ---- arrays -------------------------------------------------------------------------
+
+    /** Before an array load (the load itself throws on a null array or a bad index). */
+    public static void arrayRead(Object a, int i, int loc) {
+        if (a != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(R, ELEM, loc, b.idOf(a), i);
+        }
+    }
+
+    private static void arrayWrite(Object a, int i, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(W, ELEM, loc, b.idOf(a), i);
+    }
+
+    public static void iastore(int[] a, int i, int v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void lastore(long[] a, int i, long v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void fastore(float[] a, int i, float v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void dastore(double[] a, int i, double v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void castore(char[] a, int i, int v, int loc) {
+        a[i] = (char) v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void sastore(short[] a, int i, int v, int loc) {
+        a[i] = (short) v;
+        arrayWrite(a, i, loc);
+    }
+
+    /** {@code bastore} serves {@code byte[]} and {@code boolean[]}. */
+    public static void bastore(Object a, int i, int v, int loc) {
+        if (a instanceof boolean[]) {
+            ((boolean[]) a)[i] = (v & 1) != 0;
+        } else {
+            ((byte[]) a)[i] = (byte) v;
+        }
+        arrayWrite(a, i, loc);
+    }
+
+    public static void aastore(Object[] a, int i, Object v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    // ---- monitors -----------------------------------------------------------------------
+
+    /** After {@code monitorenter} (or entering a synchronized method). */
+    public static void monitorEnter(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (b.enter(o)) {
+            b.add(ACQ, LOCK, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** Before {@code monitorexit} (or leaving a synchronized method). */
+    public static void monitorExit(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (b.leave(o)) {
+            b.add(REL, LOCK, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** Releases {@code o} for a wait (if this thread holds it): true if it did. */
+    private static boolean releaseAll(ThreadBuffer b, Object o, int loc) {
+        if (!b.holds(o)) {
+            return false;
+        }
+        b.add(REL, LOCK, loc, b.idOf(o), 0);
+        return true;
+    }
+
+    private static void reacquire(ThreadBuffer b, Object o, int loc) {
+        b.add(ACQ, LOCK, loc, b.idOf(o), 0);
+    }
+
+    public static void wait(Object o, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        boolean rel = releaseAll(b, o, loc);
+        try {
+            o.wait();
+        } finally {
+            if (rel) {
+                reacquire(b, o, loc);
+            }
+        }
+    }
+
+    public static void wait(Object o, long ms, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        boolean rel = releaseAll(b, o, loc);
+        try {
+            o.wait(ms);
+        } finally {
+            if (rel) {
+                reacquire(b, o, loc);
+            }
+        }
+    }
+
+    public static void wait(Object o, long ms, int ns, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        boolean rel = releaseAll(b, o, loc);
+        try {
+            o.wait(ms, ns);
+        } finally {
+            if (rel) {
+                reacquire(b, o, loc);
+            }
+        }
+    }
+
+    // ---- threads ------------------------------------------------------------------------
+
+    /** Before {@code start()} on {@code o}, when {@code o} is a thread not started yet. */
+    public static void beforeStart(Object o, int loc) {
+        if (o instanceof Thread && ((Thread) o).getState() == Thread.State.NEW) {
+            ThreadBuffer b = BUF.get();
+            long child = Ids.of(o);
+            if (FORKED.add(child)) {
+                b.add(FORK, THREAD, loc, child, 0);
+            }
+        }
+    }
+
+    private static void joined(Thread t, int loc) {
+        if (!t.isAlive()) {
+            BUF.get().add(JOIN, THREAD, loc, Ids.of(t), 0);
+        }
+    }
+
+    public static void join(Thread t, int loc) throws InterruptedException {
+        t.join();
+        joined(t, loc);
+    }
+
+    public static void join(Thread t, long ms, int loc) throws InterruptedException {
+        t.join(ms);
+        joined(t, loc);
+    }
+
+    public static void join(Thread t, long ms, int ns, int loc) throws InterruptedException {
+        t.join(ms, ns);
+        joined(t, loc);
+    }
+
+    // ---- java.util.concurrent.locks ----------------------------------------------------
+
+    /**
+     * Read locks of a {@code ReentrantReadWriteLock} are shared, which the trace's locks are
+     * not: they are not recorded (accesses under them are seen as unsynchronised).
+     */
+    private static boolean shared(Lock l) {
+        return l instanceof java.util.concurrent.locks.ReentrantReadWriteLock.ReadLock;
+    }
+
+    private static void acquired(Lock l, int loc) {
+        if (shared(l)) {
+            return;
+        }
+        ThreadBuffer b = BUF.get();
+        if (b.enter(l)) {
+            b.add(ACQ, LOCK, loc, b.idOf(l), 0);
+        }
+    }
+
+    public static void lock(Lock l, int loc) {
+        l.lock();
+        acquired(l, loc);
+    }
+
+    public static void lockInterruptibly(Lock l, int loc) throws InterruptedException {
+        l.lockInterruptibly();
+        acquired(l, loc);
+    }
+
+    public static boolean tryLock(Lock l, int loc) {
+        boolean ok = l.tryLock();
+        if (ok) {
+            acquired(l, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryLock(Lock l, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = l.tryLock(time, unit);
+        if (ok) {
+            acquired(l, loc);
+        }
+        return ok;
+    }
+
+    public static void unlock(Lock l, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (!shared(l) && b.leave(l)) {
+            b.add(REL, LOCK, loc, b.idOf(l), 0);
+        }
+        l.unlock();
+    }
+
+    public static Condition newCondition(Lock l, int loc) {
+        Condition c = l.newCondition();
+        COND_LOCK.put(c, l);
+        return c;
+    }
+
+    /** Records the release of {@code c}'s lock before an await: the lock, or null. */
+    private static Lock beforeAwait(ThreadBuffer b, Condition c, int loc) {
+        Lock l = COND_LOCK.get(c);
+        if (l == null || !releaseAll(b, l, loc)) {
+            return null;
+        }
+        return l;
+    }
+
+    public static void await(Condition c, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            c.await();
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    public static void awaitUninterruptibly(Condition c, int loc) {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            c.awaitUninterruptibly();
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    public static long awaitNanos(Condition c, long ns, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            return c.awaitNanos(ns);
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    public static boolean await(Condition c, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            return c.await(time, unit);
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+}

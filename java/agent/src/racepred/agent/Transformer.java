@@ -1,0 +1,399 @@
+package racepred.agent;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.Label;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.commons.AdviceAdapter;
+
+/**
+ * Instruments each application class as it loads (JDK classes, the agent and its ASM are
+ * left alone): calls into {@link Rt} around field and array accesses, monitors,
+ * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
+ * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls. Class initialisers
+ * ({@code <clinit>}) are not instrumented, nor are accesses to final fields, nor the code of
+ * a constructor before it calls its superclass's constructor.
+ */
+final class Transformer implements ClassFileTransformer {
+    private static final String RT = "racepred/agent/Rt";
+    private static volatile boolean warned;
+
+    static boolean skipped(String name) {
+        return name.startsWith("java/") || name.startsWith("javax/") || name.startsWith("jdk/")
+                || name.startsWith("sun/") || name.startsWith("com/sun/")
+                || name.startsWith("racepred/agent/") || name.startsWith("org/objectweb/asm/");
+    }
+
+    @Override
+    public byte[] transform(ClassLoader loader, String name, Class<?> redefined,
+            ProtectionDomain pd, byte[] bytes) {
+        if (name == null || loader == null || skipped(name)) {
+            return null;
+        }
+        try {
+            ClassReader cr = new ClassReader(bytes);
+            ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_FRAMES) {
+                @Override
+                protected String getCommonSuperClass(String a, String b) {
+                    return Hierarchy.commonSuperClass(loader, a, b);
+                }
+            };
+            cr.accept(new ClassAdapter(cw, loader), ClassReader.SKIP_FRAMES);
+            return cw.toByteArray();
+        } catch (Throwable t) {
+            if (!warned) {
+                warned = true;
+                System.err.println("racepred: cannot instrument " + name + " (left as is): " + t);
+            }
+            return null;
+        }
+    }
+
+    private static final class ClassAdapter extends ClassVisitor {
+        private final ClassLoader loader;
+        private String owner;
+        private String source;
+        private int version;
+
+        ClassAdapter(ClassVisitor cv, ClassLoader loader) {
+            super(Opcodes.ASM9, cv);
+            this.loader = loader;
+        }
+
+        @Override
+        public void visit(int version, int access, String name, String sig, String sup,
+                String[] itfs) {
+            this.owner = name;
+            this.version = version & 0xffff;
+            super.visit(version, access, name, sig, sup, itfs);
+        }
+
+        @Override
+        public void visitSource(String source, String debug) {
+            this.source = source;
+            super.visitSource(source, debug);
+        }
+
+        @Override
+        public MethodVisitor visitMethod(int access, String name, String desc, String sig,
+                String[] exc) {
+            MethodVisitor mv = super.visitMethod(access, name, desc, sig, exc);
+            if (mv == null || name.equals("<clinit>")
+                    || (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) != 0) {
+                return mv;
+            }
+            return new MethodAdapter(mv, access, name, desc, this);
+        }
+    }
+
+    private static final class MethodAdapter extends AdviceAdapter {
+        private final ClassAdapter cls;
+        private final String method;
+        private final boolean sync;
+        private final boolean isStatic;
+        /** False in a constructor until it has called its superclass's constructor. */
+        private boolean active;
+        private int line;
+        private int entryLoc = -1;
+        private boolean entryKnown;
+        private final Label start = new Label();
+        private final Label handler = new Label();
+
+        MethodAdapter(MethodVisitor mv, int access, String name, String desc, ClassAdapter cls) {
+            super(Opcodes.ASM9, mv, access, name, desc);
+            this.cls = cls;
+            this.method = name;
+            this.sync = (access & Opcodes.ACC_SYNCHRONIZED) != 0;
+            this.isStatic = (access & Opcodes.ACC_STATIC) != 0;
+        }
+
+        private int loc() {
+            return Registry.loc(cls.owner, cls.source, line, method);
+        }
+
+        private void pushInt(int v) {
+            super.visitLdcInsn(v);
+        }
+
+        private void call(String name, String desc) {
+            super.visitMethodInsn(INVOKESTATIC, RT, name, desc, false);
+        }
+
+        private void pushLock(MethodVisitor to) {
+            if (isStatic) {
+                to.visitLdcInsn(Type.getObjectType(cls.owner));
+            } else {
+                to.visitVarInsn(ALOAD, 0);
+            }
+        }
+
+        @Override
+        protected void onMethodEnter() {
+            active = true;
+            if (sync) {
+                // Its line is the method's first, known at its first line number entry.
+                entryLoc = Registry.reserveLoc();
+                pushLock(this);
+                pushInt(entryLoc);
+                call("monitorEnter", "(Ljava/lang/Object;I)V");
+                super.visitLabel(start);
+            }
+        }
+
+        @Override
+        public void visitLineNumber(int ln, Label l) {
+            super.visitLineNumber(ln, l);
+            line = ln;
+            if (entryLoc >= 0 && !entryKnown) {
+                entryKnown = true;
+                Registry.fillLoc(entryLoc, cls.owner, cls.source, ln, method);
+            }
+        }
+
+        @Override
+        protected void onMethodExit(int opcode) {
+            if (sync && opcode != ATHROW) {
+                pushLock(this);
+                pushInt(loc());
+                call("monitorExit", "(Ljava/lang/Object;I)V");
+            }
+        }
+
+        @Override
+        public void visitMaxs(int maxStack, int maxLocals) {
+            if (sync) {
+                // An exception leaving the method releases its monitor: a catch-all handler,
+                // last in the table so that the method's own handlers come first.
+                Label end = new Label();
+                super.visitLabel(end);
+                mv.visitTryCatchBlock(start, end, handler, null);
+                mv.visitLabel(handler);
+                pushLock(mv);
+                mv.visitLdcInsn(loc());
+                mv.visitMethodInsn(INVOKESTATIC, RT, "monitorExit", "(Ljava/lang/Object;I)V",
+                        false);
+                mv.visitInsn(ATHROW);
+            }
+            super.visitMaxs(maxStack, maxLocals);
+        }
+
+        @Override
+        public void visitFieldInsn(int opcode, String owner, String name, String desc) {
+            if (!active) {
+                super.visitFieldInsn(opcode, owner, name, desc);
+                return;
+            }
+            Hierarchy.Field f = Hierarchy.field(cls.loader, owner, name);
+            int access = f == null ? 0 : f.access;
+            if ((access & ACC_FINAL) != 0) {
+                super.visitFieldInsn(opcode, owner, name, desc);
+                return;
+            }
+            int id = Registry.field(f == null ? owner : f.owner, name);
+            boolean vol = (access & ACC_VOLATILE) != 0;
+            boolean wide = desc.equals("J") || desc.equals("D");
+            switch (opcode) {
+                case GETFIELD:
+                    if (vol) {
+                        super.visitInsn(DUP);
+                        super.visitFieldInsn(opcode, owner, name, desc);
+                        if (wide) {
+                            super.visitInsn(DUP2_X1);
+                            super.visitInsn(POP2);
+                        } else {
+                            super.visitInsn(SWAP);
+                        }
+                        pushInt(id);
+                        pushInt(loc());
+                        call("volatileRead", "(Ljava/lang/Object;II)V");
+                    } else {
+                        super.visitInsn(DUP);
+                        pushInt(id);
+                        pushInt(loc());
+                        call("read", "(Ljava/lang/Object;II)V");
+                        super.visitFieldInsn(opcode, owner, name, desc);
+                    }
+                    break;
+                case PUTFIELD:
+                    if (wide) {
+                        super.visitInsn(DUP2_X1);
+                        super.visitInsn(POP2);
+                        super.visitInsn(DUP_X2);
+                    } else {
+                        super.visitInsn(DUP2);
+                        super.visitInsn(POP);
+                    }
+                    pushInt(id);
+                    pushInt(loc());
+                    call(vol ? "volatileWrite" : "write", "(Ljava/lang/Object;II)V");
+                    super.visitFieldInsn(opcode, owner, name, desc);
+                    break;
+                case GETSTATIC:
+                    if (vol) {
+                        super.visitFieldInsn(opcode, owner, name, desc);
+                        pushInt(id);
+                        pushInt(loc());
+                        call("volatileReadStatic", "(II)V");
+                    } else {
+                        pushInt(id);
+                        pushInt(loc());
+                        call("readStatic", "(II)V");
+                        super.visitFieldInsn(opcode, owner, name, desc);
+                    }
+                    break;
+                default: // PUTSTATIC
+                    pushInt(id);
+                    pushInt(loc());
+                    call(vol ? "volatileWriteStatic" : "writeStatic", "(II)V");
+                    super.visitFieldInsn(opcode, owner, name, desc);
+                    break;
+            }
+        }
+
+        @Override
+        public void visitInsn(int opcode) {
+            if (!active) {
+                super.visitInsn(opcode);
+                return;
+            }
+            switch (opcode) {
+                case IALOAD: case LALOAD: case FALOAD: case DALOAD:
+                case AALOAD: case BALOAD: case CALOAD: case SALOAD:
+                    super.visitInsn(DUP2);
+                    pushInt(loc());
+                    call("arrayRead", "(Ljava/lang/Object;II)V");
+                    super.visitInsn(opcode);
+                    return;
+                case IASTORE: store("iastore", "[II"); return;
+                case LASTORE: store("lastore", "[JJ"); return;
+                case FASTORE: store("fastore", "[FF"); return;
+                case DASTORE: store("dastore", "[DD"); return;
+                case CASTORE: store("castore", "[CI"); return;
+                case SASTORE: store("sastore", "[SI"); return;
+                case BASTORE: store("bastore", "Ljava/lang/Object;I"); return;
+                case AASTORE: store("aastore", "[Ljava/lang/Object;Ljava/lang/Object;"); return;
+                case MONITORENTER:
+                    super.visitInsn(DUP);
+                    super.visitInsn(MONITORENTER);
+                    pushInt(loc());
+                    call("monitorEnter", "(Ljava/lang/Object;I)V");
+                    return;
+                case MONITOREXIT:
+                    super.visitInsn(DUP);
+                    pushInt(loc());
+                    call("monitorExit", "(Ljava/lang/Object;I)V");
+                    super.visitInsn(MONITOREXIT);
+                    return;
+                default:
+                    super.visitInsn(opcode);
+            }
+        }
+
+        /** Replaces an array store by Rt's, whose parameters are (array, index, value). */
+        private void store(String name, String arrayAndValue) {
+            // arrayAndValue = array descriptor then value descriptor; the index goes between.
+            String arr;
+            String val;
+            if (arrayAndValue.startsWith("Ljava/lang/Object;")) {
+                arr = "Ljava/lang/Object;";
+                val = arrayAndValue.substring(arr.length());
+            } else if (arrayAndValue.startsWith("[Ljava/lang/Object;")) {
+                arr = "[Ljava/lang/Object;";
+                val = arrayAndValue.substring(arr.length());
+            } else {
+                arr = arrayAndValue.substring(0, 2);
+                val = arrayAndValue.substring(2);
+            }
+            pushInt(loc());
+            call(name, "(" + arr + "I" + val + "I)V");
+        }
+
+        private void replace(String name, String recv, String desc) {
+            pushInt(loc());
+            Type t = Type.getMethodType(desc);
+            StringBuilder d = new StringBuilder("(").append(recv);
+            for (Type a : t.getArgumentTypes()) {
+                d.append(a.getDescriptor());
+            }
+            d.append("I)").append(t.getReturnType().getDescriptor());
+            call(name, d.toString());
+        }
+
+        private static final String LOCK = "java/util/concurrent/locks/Lock";
+        private static final String COND = "java/util/concurrent/locks/Condition";
+
+        @Override
+        public void visitMethodInsn(int opcode, String owner, String name, String desc,
+                boolean itf) {
+            if (!active || (opcode != INVOKEVIRTUAL && opcode != INVOKEINTERFACE)) {
+                super.visitMethodInsn(opcode, owner, name, desc, itf);
+                return;
+            }
+            ClassLoader loader = cls.loader;
+            if (opcode == INVOKEVIRTUAL && name.equals("wait")
+                    && (desc.equals("()V") || desc.equals("(J)V") || desc.equals("(JI)V"))) {
+                replace("wait", "Ljava/lang/Object;", desc);
+                return;
+            }
+            if (opcode == INVOKEVIRTUAL && (name.equals("start") || name.equals("join"))
+                    && Hierarchy.isSubtype(loader, owner, "java/lang/Thread")) {
+                if (name.equals("start") && desc.equals("()V")) {
+                    super.visitInsn(DUP);
+                    pushInt(loc());
+                    call("beforeStart", "(Ljava/lang/Object;I)V");
+                    super.visitMethodInsn(opcode, owner, name, desc, itf);
+                    return;
+                }
+                if (name.equals("join") && (desc.equals("()V") || desc.equals("(J)V")
+                        || desc.equals("(JI)V"))) {
+                    replace("join", "Ljava/lang/Thread;", desc);
+                    return;
+                }
+            }
+            if (isLockMethod(name, desc) && (owner.equals(LOCK)
+                    || Hierarchy.isSubtype(loader, owner, LOCK))) {
+                replace(name, "L" + LOCK + ";", desc);
+                return;
+            }
+            if (isAwait(name, desc) && (owner.equals(COND)
+                    || Hierarchy.isSubtype(loader, owner, COND))) {
+                replace(name, "L" + COND + ";", desc);
+                return;
+            }
+            super.visitMethodInsn(opcode, owner, name, desc, itf);
+        }
+
+        private static boolean isLockMethod(String name, String desc) {
+            switch (name) {
+                case "lock": case "lockInterruptibly": case "unlock":
+                    return desc.equals("()V");
+                case "tryLock":
+                    return desc.equals("()Z")
+                            || desc.equals("(JLjava/util/concurrent/TimeUnit;)Z");
+                case "newCondition":
+                    return desc.equals("()Ljava/util/concurrent/locks/Condition;");
+                default:
+                    return false;
+            }
+        }
+
+        private static boolean isAwait(String name, String desc) {
+            switch (name) {
+                case "await":
+                    return desc.equals("()V")
+                            || desc.equals("(JLjava/util/concurrent/TimeUnit;)Z");
+                case "awaitUninterruptibly":
+                    return desc.equals("()V");
+                case "awaitNanos":
+                    return desc.equals("(J)J");
+                default:
+                    return false;
+            }
+        }
+    }
+}
