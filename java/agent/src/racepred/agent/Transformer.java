@@ -15,9 +15,11 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * Instruments each application class as it loads (JDK classes, the agent and its ASM are
  * left alone): calls into {@link Rt} around field and array accesses, monitors,
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
- * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls. Class initialisers
- * ({@code <clinit>}) are not instrumented, nor are accesses to final fields, nor the code of
- * a constructor before it calls its superclass's constructor.
+ * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls. Field and array accesses
+ * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
+ * initialisation lock, before any other thread sees the class) are not recorded, nor are
+ * accesses to final fields, nor any code of a constructor before it calls its superclass's
+ * constructor.
  */
 final class Transformer implements ClassFileTransformer {
     private static final String RT = "racepred/agent/Rt";
@@ -83,7 +85,7 @@ final class Transformer implements ClassFileTransformer {
         public MethodVisitor visitMethod(int access, String name, String desc, String sig,
                 String[] exc) {
             MethodVisitor mv = super.visitMethod(access, name, desc, sig, exc);
-            if (mv == null || name.equals("<clinit>")
+            if (mv == null
                     || (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) != 0) {
                 return mv;
             }
@@ -98,6 +100,8 @@ final class Transformer implements ClassFileTransformer {
         private final boolean isStatic;
         /** False in a constructor until it has called its superclass's constructor. */
         private boolean active;
+        /** In a class initialiser, whose field and array accesses are not recorded. */
+        private final boolean clinit;
         private int line;
         private int entryLoc = -1;
         private boolean entryKnown;
@@ -110,6 +114,7 @@ final class Transformer implements ClassFileTransformer {
             this.method = name;
             this.sync = (access & Opcodes.ACC_SYNCHRONIZED) != 0;
             this.isStatic = (access & Opcodes.ACC_STATIC) != 0;
+            this.clinit = name.equals("<clinit>");
         }
 
         private int loc() {
@@ -184,7 +189,7 @@ final class Transformer implements ClassFileTransformer {
 
         @Override
         public void visitFieldInsn(int opcode, String owner, String name, String desc) {
-            if (!active) {
+            if (!active || clinit) {
                 super.visitFieldInsn(opcode, owner, name, desc);
                 return;
             }
@@ -264,19 +269,23 @@ final class Transformer implements ClassFileTransformer {
             switch (opcode) {
                 case IALOAD: case LALOAD: case FALOAD: case DALOAD:
                 case AALOAD: case BALOAD: case CALOAD: case SALOAD:
+                    if (clinit) {
+                        super.visitInsn(opcode);
+                        return;
+                    }
                     super.visitInsn(DUP2);
                     pushInt(loc());
                     call("arrayRead", "(Ljava/lang/Object;II)V");
                     super.visitInsn(opcode);
                     return;
-                case IASTORE: store("iastore", "[II"); return;
-                case LASTORE: store("lastore", "[JJ"); return;
-                case FASTORE: store("fastore", "[FF"); return;
-                case DASTORE: store("dastore", "[DD"); return;
-                case CASTORE: store("castore", "[CI"); return;
-                case SASTORE: store("sastore", "[SI"); return;
-                case BASTORE: store("bastore", "Ljava/lang/Object;I"); return;
-                case AASTORE: store("aastore", "[Ljava/lang/Object;Ljava/lang/Object;"); return;
+                case IASTORE: store(opcode, "iastore", "[II"); return;
+                case LASTORE: store(opcode, "lastore", "[JJ"); return;
+                case FASTORE: store(opcode, "fastore", "[FF"); return;
+                case DASTORE: store(opcode, "dastore", "[DD"); return;
+                case CASTORE: store(opcode, "castore", "[CI"); return;
+                case SASTORE: store(opcode, "sastore", "[SI"); return;
+                case BASTORE: store(opcode, "bastore", "Ljava/lang/Object;I"); return;
+                case AASTORE: store(opcode, "aastore", "[Ljava/lang/Object;Ljava/lang/Object;"); return;
                 case MONITORENTER:
                     super.visitInsn(DUP);
                     super.visitInsn(MONITORENTER);
@@ -295,7 +304,11 @@ final class Transformer implements ClassFileTransformer {
         }
 
         /** Replaces an array store by Rt's, whose parameters are (array, index, value). */
-        private void store(String name, String arrayAndValue) {
+        private void store(int opcode, String name, String arrayAndValue) {
+            if (clinit) {
+                super.visitInsn(opcode);
+                return;
+            }
             // arrayAndValue = array descriptor then value descriptor; the index goes between.
             String arr;
             String val;
