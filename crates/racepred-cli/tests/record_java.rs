@@ -1,6 +1,7 @@
 //! `racepred record -- java …` end to end: small Java programs (`tests/record/java/`), one
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
-//! `ReentrantLock` and its conditions, volatile fields, start/join, wait/notify), compiled
+//! `ReentrantLock` and its conditions, volatile fields, start/join, wait/notify,
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`), compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
 //! program's race exactly at its marked lines (`// RACE`) and nothing on race-free ones.
@@ -221,4 +222,14 @@ fn std_output_compressed_keeps_locations() {
     assert_eq!(code, 1);
     let expected = marked("JoinRacy.java");
     assert!(found.iter().all(|(_, l)| !l.is_empty() && l.is_subset(&expected)), "{found:?}");
+}
+
+#[test]
+fn synchronisers_racy() {
+    assert_racy("SynchronisersRacy");
+}
+
+#[test]
+fn synchronisers_race_free() {
+    assert_race_free("SynchronisersSafe");
 }

@@ -3,7 +3,12 @@ package racepred.agent;
 import java.util.Collections;
 import java.util.Map;
 import java.util.WeakHashMap;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
@@ -25,6 +30,8 @@ public final class Rt {
     static final int R = 0, W = 1, ACQ = 2, REL = 3, FORK = 4, JOIN = 5, VR = 6, VW = 7;
     /** Target kinds. */
     static final int FIELD = 0, STATIC = 1, ELEM = 2, LOCK = 3, THREAD = 4;
+    /** The variable of a synchroniser (latch, semaphore, barrier) for its vw → vr edges. */
+    static final int SYNC = 5;
 
     private static final ThreadLocal<ThreadBuffer> BUF =
             ThreadLocal.withInitial(() -> new ThreadBuffer(Thread.currentThread()));
@@ -362,5 +369,117 @@ public final class Rt {
                 reacquire(b, l, loc);
             }
         }
+    }
+
+    // ---- java.util.concurrent synchronisers: vw before a release, vr after an acquire ----
+
+    private static void released(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(VW, SYNC, loc, b.idOf(o), 0);
+    }
+
+    private static void acquired(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(VR, SYNC, loc, b.idOf(o), 0);
+    }
+
+    public static void countDown(CountDownLatch l, int loc) {
+        released(l, loc);
+        l.countDown();
+    }
+
+    public static void await(CountDownLatch l, int loc) throws InterruptedException {
+        l.await();
+        acquired(l, loc);
+    }
+
+    public static boolean await(CountDownLatch l, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = l.await(time, unit);
+        if (ok) {
+            acquired(l, loc);
+        }
+        return ok;
+    }
+
+    public static void release(Semaphore s, int loc) {
+        released(s, loc);
+        s.release();
+    }
+
+    public static void release(Semaphore s, int n, int loc) {
+        released(s, loc);
+        s.release(n);
+    }
+
+    public static void acquire(Semaphore s, int loc) throws InterruptedException {
+        s.acquire();
+        acquired(s, loc);
+    }
+
+    public static void acquire(Semaphore s, int n, int loc) throws InterruptedException {
+        s.acquire(n);
+        acquired(s, loc);
+    }
+
+    public static void acquireUninterruptibly(Semaphore s, int loc) {
+        s.acquireUninterruptibly();
+        acquired(s, loc);
+    }
+
+    public static void acquireUninterruptibly(Semaphore s, int n, int loc) {
+        s.acquireUninterruptibly(n);
+        acquired(s, loc);
+    }
+
+    public static boolean tryAcquire(Semaphore s, int loc) {
+        boolean ok = s.tryAcquire();
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryAcquire(Semaphore s, int n, int loc) {
+        boolean ok = s.tryAcquire(n);
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryAcquire(Semaphore s, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = s.tryAcquire(time, unit);
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryAcquire(Semaphore s, int n, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = s.tryAcquire(n, time, unit);
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    /** Every party's arrival (vw) comes before every party's departure (vr). */
+    public static int await(CyclicBarrier c, int loc)
+            throws InterruptedException, BrokenBarrierException {
+        released(c, loc);
+        int r = c.await();
+        acquired(c, loc);
+        return r;
+    }
+
+    public static int await(CyclicBarrier c, long time, TimeUnit unit, int loc)
+            throws InterruptedException, BrokenBarrierException, TimeoutException {
+        released(c, loc);
+        int r = c.await(time, unit);
+        acquired(c, loc);
+        return r;
     }
 }

@@ -54,54 +54,38 @@ final class TraceWriter {
         final long thread;
         int chunk;
         int i;
+        long[] c;
+        /** Sequence number of the current event. */
+        long seq;
+        /** The thread's id in the trace, once it has one. */
+        int tid = -1;
 
         Cursor(ThreadBuffer b) {
             thread = b.thread;
             chunks.addAll(b.full);
             chunks.add(b.cur);
             lastN = b.n;
+            c = chunks.get(0);
+            seq = c[0];
         }
 
         boolean done() {
             return chunk == chunks.size() - 1 ? i >= lastN : chunk >= chunks.size();
         }
 
-        long seq() {
-            return chunks.get(chunk)[i * 4];
-        }
-
         long word(int k) {
-            return chunks.get(chunk)[i * 4 + k];
+            return c[i * 4 + k];
         }
 
         void advance() {
             if (++i == ThreadBuffer.CHUNK && chunk < chunks.size() - 1) {
                 chunk++;
+                c = chunks.get(chunk);
                 i = 0;
             }
-        }
-    }
-
-    private static final class Key {
-        final int kind;
-        final long a;
-        final long b;
-
-        Key(int kind, long a, long b) {
-            this.kind = kind;
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Key && ((Key) o).kind == kind && ((Key) o).a == a
-                    && ((Key) o).b == b;
-        }
-
-        @Override
-        public int hashCode() {
-            return Long.hashCode(a * 31 + b) * 7 + kind;
+            if (!done()) {
+                seq = c[i * 4];
+            }
         }
     }
 
@@ -138,6 +122,11 @@ final class TraceWriter {
         void event(int thread, int op, int target, int loc, Names n) throws IOException;
 
         void finish(long events) throws IOException;
+    }
+
+    private static int threadId(Names names, long thread) {
+        Integer id = names.ids[0].get(thread);
+        return id != null ? id : names.id(0, thread, "T" + names.ids[0].size());
     }
 
     static String className(long id) {
@@ -195,9 +184,11 @@ final class TraceWriter {
         HashSet<Long> started = new HashSet<>();
         started.add(root);
         HashSet<Integer> locsUsed = new HashSet<>();
+        PairTable vars = new PairTable();
+        int[] locIds = new int[1024]; // agent location → dense id + 1
         try (OutputStream os = new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16)) {
             Sink sink = std ? new StdSink(os) : new BinarySink(os);
-            PriorityQueue<Cursor> q = new PriorityQueue<>((x, y) -> Long.compare(x.seq(), y.seq()));
+            PriorityQueue<Cursor> q = new PriorityQueue<>((x, y) -> Long.compare(x.seq, y.seq));
             for (ThreadBuffer b : all) {
                 Cursor c = new Cursor(b);
                 if (!c.done()) {
@@ -206,52 +197,71 @@ final class TraceWriter {
             }
             while (!q.isEmpty()) {
                 Cursor c = q.poll();
-                long w = c.word(1);
-                int op = (int) (w & 0xff);
-                int kind = (int) (w >>> 8 & 0xff);
-                int loc = (int) (w >>> 32);
-                long a = c.word(2);
-                long b = c.word(3);
-                c.advance();
+                Cursor next = q.peek();
+                // A run of events of one thread goes without touching the queue.
+                do {
+                    long w = c.word(1);
+                    int op = (int) (w & 0xff);
+                    int kind = (int) (w >>> 8 & 0xff);
+                    int loc = (int) (w >>> 32);
+                    long ea = c.word(2);
+                    long eb = c.word(3);
+                    c.advance();
+                    if (c.tid < 0) {
+                        if (started.add(c.thread)) {
+                            int child = threadId(names, c.thread);
+                            sink.event(0, Rt.FORK, child, -1, names);
+                            events++;
+                        }
+                        c.tid = threadId(names, c.thread);
+                    }
+                    int thread = c.tid;
+                    int target;
+                    if (kind == Rt.THREAD) {
+                        if (op == Rt.FORK) {
+                            if (!started.add(ea)) {
+                                continue;
+                            }
+                        } else if (!started.contains(ea)) {
+                            continue; // join of a thread that never appeared
+                        }
+                        target = threadId(names, ea);
+                    } else if (kind == Rt.LOCK) {
+                        target = names.id(2, ea, targetName(kind, ea, eb));
+                    } else {
+                        int v = vars.idOrAdd(kind, ea, eb);
+                        if (v < 0) {
+                            v = -v - 1;
+                            names.pendingKind.add(1);
+                            names.pendingName.add(targetName(kind, ea, eb));
+                        }
+                        target = v;
+                    }
+                    int l = -1;
+                    if (loc >= 0) {
+                        if (loc >= locIds.length) {
+                            locIds = java.util.Arrays.copyOf(locIds, Math.max(loc + 1, locIds.length * 2));
+                        }
+                        l = locIds[loc] - 1;
+                        if (l < 0) {
+                            l = names.id(3, loc, Integer.toString(loc));
+                            locIds[loc] = l + 1;
+                            locsUsed.add(loc);
+                        }
+                    }
+                    sink.event(thread, op, target, l, names);
+                    events++;
+                } while (!c.done() && (next == null || c.seq < next.seq));
                 if (!c.done()) {
                     q.add(c);
                 }
-                if (!started.contains(c.thread)) {
-                    started.add(c.thread);
-                    int child = names.id(0, c.thread, "T" + names.ids[0].size());
-                    sink.event(0, Rt.FORK, child, -1, names);
-                    events++;
-                }
-                int thread = names.id(0, c.thread, "T" + names.ids[0].size());
-                int target;
-                if (kind == Rt.THREAD) {
-                    if (op == Rt.FORK) {
-                        if (!started.add(a)) {
-                            continue;
-                        }
-                    } else if (!started.contains(a)) {
-                        continue; // join of a thread that never appeared
-                    }
-                    target = names.id(0, a, "T" + names.ids[0].size());
-                } else if (kind == Rt.LOCK) {
-                    target = names.id(2, a, targetName(kind, a, b));
-                } else {
-                    target = names.id(1, new Key(kind, a, b), targetName(kind, a, b));
-                }
-                int l = -1;
-                if (loc >= 0) {
-                    l = names.id(3, loc, Integer.toString(loc));
-                    locsUsed.add(loc);
-                }
-                sink.event(thread, op, target, l, names);
-                events++;
             }
             sink.finish(events);
         }
         Files.move(tmp.toPath(), out.toPath(), StandardCopyOption.REPLACE_EXISTING,
                 StandardCopyOption.ATOMIC_MOVE);
         writeLocations(new File(out.getPath() + ".locs"), locsUsed);
-        return new long[] {events, names.ids[0].size(), names.ids[1].size(), names.ids[2].size()};
+        return new long[] {events, names.ids[0].size(), vars.size(), names.ids[2].size()};
     }
 
     private static void writeLocations(File f, HashSet<Integer> used) throws IOException {

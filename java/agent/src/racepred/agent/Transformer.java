@@ -15,7 +15,8 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * Instruments each application class as it loads (JDK classes, the agent and its ASM are
  * left alone): calls into {@link Rt} around field and array accesses, monitors,
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
- * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls. Field and array accesses
+ * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls, and the release and
+ * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier}. Field and array accesses
  * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
  * initialisation lock, before any other thread sees the class) are not recorded, nor are
  * accesses to final fields, nor any code of a constructor before it calls its superclass's
@@ -373,6 +374,11 @@ final class Transformer implements ClassFileTransformer {
                 replace(name, "L" + LOCK + ";", desc);
                 return;
             }
+            String sync = synchroniser(loader, owner, name, desc);
+            if (sync != null) {
+                replace(name, "L" + sync + ";", desc);
+                return;
+            }
             if (isAwait(name, desc) && (owner.equals(COND)
                     || Hierarchy.isSubtype(loader, owner, COND))) {
                 replace(name, "L" + COND + ";", desc);
@@ -393,6 +399,38 @@ final class Transformer implements ClassFileTransformer {
                 default:
                     return false;
             }
+        }
+
+        private static final String LATCH = "java/util/concurrent/CountDownLatch";
+        private static final String SEMAPHORE = "java/util/concurrent/Semaphore";
+        private static final String BARRIER = "java/util/concurrent/CyclicBarrier";
+        private static final String UNIT = "Ljava/util/concurrent/TimeUnit;";
+
+        /** The synchroniser class whose method Rt replaces, or null. */
+        private static String synchroniser(ClassLoader loader, String owner, String name,
+                String desc) {
+            String cls;
+            switch (name) {
+                case "countDown":
+                    cls = desc.equals("()V") ? LATCH : null;
+                    break;
+                case "await":
+                    cls = desc.equals("()V") || desc.equals("(J" + UNIT + ")Z") ? LATCH
+                            : desc.equals("()I") || desc.equals("(J" + UNIT + ")I") ? BARRIER
+                            : null;
+                    break;
+                case "release": case "acquire": case "acquireUninterruptibly":
+                    cls = desc.equals("()V") || desc.equals("(I)V") ? SEMAPHORE : null;
+                    break;
+                case "tryAcquire":
+                    cls = desc.equals("()Z") || desc.equals("(I)Z")
+                            || desc.equals("(J" + UNIT + ")Z")
+                            || desc.equals("(IJ" + UNIT + ")Z") ? SEMAPHORE : null;
+                    break;
+                default:
+                    cls = null;
+            }
+            return cls != null && Hierarchy.isSubtype(loader, owner, cls) ? cls : null;
         }
 
         private static boolean isAwait(String name, String desc) {
