@@ -1,7 +1,7 @@
 //! `racepred record -- java …` end to end: small Java programs (`tests/record/java/`), one
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
 //! `ReentrantLock` and its conditions, volatile fields, start/join, wait/notify,
-//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`), compiled
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics), compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
 //! program's race exactly at its marked lines (`// RACE`) and nothing on race-free ones.
@@ -232,4 +232,14 @@ fn synchronisers_racy() {
 #[test]
 fn synchronisers_race_free() {
     assert_race_free("SynchronisersSafe");
+}
+
+#[test]
+fn atomics_racy() {
+    assert_racy("AtomicRacy");
+}
+
+#[test]
+fn atomics_race_free() {
+    assert_race_free("AtomicSafe");
 }

@@ -482,4 +482,25 @@ public final class Rt {
         acquired(c, loc);
         return r;
     }
+
+    // ---- java.util.concurrent.atomic: one volatile variable per object ----------------
+
+    /** Before a call that writes an atomic. */
+    public static void atomicWrite(Object o, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(VW, SYNC, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** After a call that read an atomic. */
+    public static void atomicRead(Object o, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(VR, SYNC, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** Drops the receiver kept for a call that only writes. */
+    public static void forget(Object o, int loc) {}
 }

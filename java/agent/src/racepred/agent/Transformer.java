@@ -16,7 +16,8 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * left alone): calls into {@link Rt} around field and array accesses, monitors,
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
  * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls, and the release and
- * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier}. Field and array accesses
+ * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier},
+ * and calls on {@code java.util.concurrent.atomic} objects. Field and array accesses
  * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
  * initialisation lock, before any other thread sees the class) are not recorded, nor are
  * accesses to final fields, nor any code of a constructor before it calls its superclass's
@@ -374,6 +375,11 @@ final class Transformer implements ClassFileTransformer {
                 replace(name, "L" + LOCK + ";", desc);
                 return;
             }
+            if (opcode == INVOKEVIRTUAL && owner.startsWith("java/util/concurrent/atomic/")
+                    && !name.equals("<init>")) {
+                atomic(opcode, owner, name, desc, itf);
+                return;
+            }
             String sync = synchroniser(loader, owner, name, desc);
             if (sync != null) {
                 replace(name, "L" + sync + ";", desc);
@@ -399,6 +405,44 @@ final class Transformer implements ClassFileTransformer {
                 default:
                     return false;
             }
+        }
+
+        /**
+         * A call on a {@code java.util.concurrent.atomic} object: {@code vw} of the object
+         * before it unless it only reads ({@code get…}, {@code …Value}), {@code vr} after it
+         * unless it only writes ({@code set…}, {@code lazySet}). The arguments wait in fresh
+         * locals while a copy of the receiver is taken.
+         */
+        private void atomic(int opcode, String owner, String name, String desc, boolean itf) {
+            boolean reads = !name.startsWith("set") && !name.equals("lazySet");
+            boolean writes = !(name.startsWith("get") && !name.startsWith("getAnd"))
+                    && !name.endsWith("Value") && !name.equals("toString");
+            Type[] args = Type.getArgumentTypes(desc);
+            int[] locals = new int[args.length];
+            for (int k = args.length - 1; k >= 0; k--) {
+                locals[k] = newLocal(args[k]);
+                storeLocal(locals[k]);
+            }
+            int loc = loc();
+            super.visitInsn(DUP);
+            if (writes) {
+                super.visitInsn(DUP);
+                pushInt(loc);
+                call("atomicWrite", "(Ljava/lang/Object;I)V");
+            }
+            for (int k = 0; k < args.length; k++) {
+                loadLocal(locals[k]);
+            }
+            super.visitMethodInsn(opcode, owner, name, desc, itf);
+            Type ret = Type.getReturnType(desc);
+            if (ret.getSize() == 1) {
+                super.visitInsn(SWAP);
+            } else if (ret.getSize() == 2) {
+                super.visitInsn(DUP2_X1);
+                super.visitInsn(POP2);
+            }
+            pushInt(loc);
+            call(reads ? "atomicRead" : "forget", "(Ljava/lang/Object;I)V");
         }
 
         private static final String LATCH = "java/util/concurrent/CountDownLatch";
