@@ -1,6 +1,7 @@
 //! `racepred record -- java …` end to end: small Java programs (`tests/record/java/`), one
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
-//! `ReentrantLock` and its conditions, volatile fields, start/join, wait/notify,
+//! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
+//! start/join, wait/notify,
 //! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics), compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
@@ -138,7 +139,7 @@ fn assert_racy(class: &str) {
         return;
     };
     let expected = marked(&format!("{class}.java"));
-    assert_eq!(expected.len(), 2, "{class}: two marked accesses");
+    assert!(!expected.is_empty(), "{class}: no line marked `// RACE`");
     let (code, found) = analyze(&trace);
     assert_eq!(code, 1, "{class}: {found:?}");
     for (analysis, locs) in found {
@@ -242,4 +243,14 @@ fn atomics_racy() {
 #[test]
 fn atomics_race_free() {
     assert_race_free("AtomicSafe");
+}
+
+#[test]
+fn read_write_lock_racy() {
+    assert_racy("ReadWriteRacy");
+}
+
+#[test]
+fn read_write_lock_race_free() {
+    assert_race_free("ReadWriteSafe");
 }

@@ -11,6 +11,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * What instrumented code calls ({@link Transformer} inserts the calls). Each method records
@@ -255,18 +257,91 @@ public final class Rt {
     // ---- java.util.concurrent.locks ----------------------------------------------------
 
     /**
-     * Read locks of a {@code ReentrantReadWriteLock} are shared, which the trace's locks are
-     * not: they are not recorded (accesses under them are seen as unsynchronised).
+     * The read-write lock of each read or write lock handed out by an instrumented
+     * {@code readLock()}/{@code writeLock()} call. Read locks are shared, which the trace's
+     * locks are not. Variables of the read-write lock stand for it: W, written when a
+     * writer releases, and one R<sub>t</sub> per thread t that ever took the read lock,
+     * written when t releases it. A reader's acquire reads W; a write lock is an ordinary
+     * lock whose acquire also reads every R<sub>t</sub> and whose release also writes W. So
+     * every reader's sections come before a later writer's (each R<sub>t</sub> read is of
+     * t's latest release, an edge every correct reordering keeps) and a writer's before
+     * later readers', and readers are not ordered among themselves.
      */
-    private static boolean shared(Lock l) {
-        return l instanceof java.util.concurrent.locks.ReentrantReadWriteLock.ReadLock;
+    private static final Map<Lock, ReadWriteLock> RW_OF =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    public static Lock readLock(ReadWriteLock rw, int loc) {
+        Lock l = rw.readLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    public static Lock writeLock(ReadWriteLock rw, int loc) {
+        Lock l = rw.writeLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    public static ReentrantReadWriteLock.ReadLock readLock(ReentrantReadWriteLock rw, int loc) {
+        ReentrantReadWriteLock.ReadLock l = rw.readLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    public static ReentrantReadWriteLock.WriteLock writeLock(ReentrantReadWriteLock rw,
+            int loc) {
+        ReentrantReadWriteLock.WriteLock l = rw.writeLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    /** Threads (numbers) that took the read lock of each read-write lock. */
+    private static final Map<ReadWriteLock, java.util.Set<Long>> READERS =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    private static java.util.Set<Long> readers(ReadWriteLock rw) {
+        synchronized (READERS) {
+            return READERS.computeIfAbsent(rw,
+                    k -> Collections.synchronizedSet(new java.util.LinkedHashSet<>()));
+        }
+    }
+
+    private static boolean isRead(Lock l) {
+        return l instanceof ReentrantReadWriteLock.ReadLock;
+    }
+
+    /** Read-write locks: the shared variable of {@code l}'s read-write lock, or null. */
+    private static ReadWriteLock rwOf(Lock l) {
+        if (l instanceof ReentrantReadWriteLock.ReadLock
+                || l instanceof ReentrantReadWriteLock.WriteLock || !RW_OF.isEmpty()) {
+            return RW_OF.get(l);
+        }
+        return null;
     }
 
     private static void acquired(Lock l, int loc) {
-        if (shared(l)) {
+        ReadWriteLock rw = rwOf(l);
+        if (isRead(l)) {
+            if (rw != null) {
+                ThreadBuffer b = BUF.get();
+                readers(rw).add(b.thread);
+                b.add(VR, SYNC, loc, b.idOf(rw), 0);
+            }
             return;
         }
         ThreadBuffer b = BUF.get();
+        if (rw != null && !b.holds(l)) {
+            b.enter(l);
+            long id = b.idOf(rw);
+            b.add(ACQ, LOCK, loc, b.idOf(l), 0);
+            java.util.Set<Long> rs = readers(rw);
+            synchronized (rs) {
+                for (long t : rs) {
+                    b.add(VR, SYNC, loc, id, t + 1);
+                }
+            }
+            return;
+        }
         if (b.enter(l)) {
             b.add(ACQ, LOCK, loc, b.idOf(l), 0);
         }
@@ -301,7 +376,15 @@ public final class Rt {
 
     public static void unlock(Lock l, int loc) {
         ThreadBuffer b = BUF.get();
-        if (!shared(l) && b.leave(l)) {
+        ReadWriteLock rw = rwOf(l);
+        if (isRead(l)) {
+            if (rw != null) {
+                b.add(VW, SYNC, loc, b.idOf(rw), b.thread + 1);
+            }
+        } else if (b.leave(l)) {
+            if (rw != null) {
+                b.add(VW, SYNC, loc, b.idOf(rw), 0);
+            }
             b.add(REL, LOCK, loc, b.idOf(l), 0);
         }
         l.unlock();

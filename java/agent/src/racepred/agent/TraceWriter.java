@@ -165,6 +165,7 @@ final class TraceWriter {
             case Rt.FIELD: return Registry.fieldName((int) b) + "@" + a;
             case Rt.STATIC: return Registry.fieldName((int) b);
             case Rt.ELEM: return className(a) + "@" + a + "[" + b + "]";
+            case Rt.SYNC: return className(a) + "@" + a + (b > 0 ? ".reader@" + (b - 1) : "");
             default: return className(a) + "@" + a;
         }
     }

@@ -341,6 +341,8 @@ final class Transformer implements ClassFileTransformer {
 
         private static final String LOCK = "java/util/concurrent/locks/Lock";
         private static final String COND = "java/util/concurrent/locks/Condition";
+        private static final String RWLOCK = "java/util/concurrent/locks/ReadWriteLock";
+        private static final String RRWLOCK = "java/util/concurrent/locks/ReentrantReadWriteLock";
 
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc,
@@ -378,6 +380,18 @@ final class Transformer implements ClassFileTransformer {
             if (opcode == INVOKEVIRTUAL && owner.startsWith("java/util/concurrent/atomic/")
                     && !name.equals("<init>")) {
                 atomic(opcode, owner, name, desc, itf);
+                return;
+            }
+            if ((name.equals("readLock") || name.equals("writeLock"))
+                    && desc.equals("()Ljava/util/concurrent/locks/Lock;")
+                    && Hierarchy.isSubtype(loader, owner, RWLOCK)) {
+                replace(name, "L" + RWLOCK + ";", desc);
+                return;
+            }
+            if ((name.equals("readLock") || name.equals("writeLock"))
+                    && desc.startsWith("()L" + RRWLOCK + "$")
+                    && Hierarchy.isSubtype(loader, owner, RRWLOCK)) {
+                replace(name, "L" + RRWLOCK + ";", desc);
                 return;
             }
             String sync = synchroniser(loader, owner, name, desc);
