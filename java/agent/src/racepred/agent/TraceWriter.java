@@ -171,6 +171,75 @@ final class TraceWriter {
     }
 
     /** Writes the trace to {@code out} (through a temporary file); returns counts. */
+    /** Turns the agent's events into the trace's, naming what each first mentions. */
+    private static final class Merge {
+        final Names names = new Names();
+        final PairTable vars = new PairTable();
+        final HashSet<Long> started = new HashSet<>();
+        final HashSet<Integer> locsUsed = new HashSet<>();
+        int[] locIds = new int[1024]; // agent location → dense id + 1
+        final Sink sink;
+        long events;
+
+        Merge(Sink sink, long root) {
+            this.sink = sink;
+            names.id(0, root, "T0");
+            started.add(root);
+        }
+
+        /** Writes the current event of {@code c} (a separate method: the JIT compiles it early). */
+        void emit(Cursor c) throws IOException {
+            long w = c.word(1);
+            int op = (int) (w & 0xff);
+            int kind = (int) (w >>> 8 & 0xff);
+            int loc = (int) (w >>> 32);
+            long ea = c.word(2);
+            long eb = c.word(3);
+            if (c.tid < 0) {
+                if (started.add(c.thread)) {
+                    sink.event(0, Rt.FORK, threadId(names, c.thread), -1, names);
+                    events++;
+                }
+                c.tid = threadId(names, c.thread);
+            }
+            int target;
+            if (kind == Rt.THREAD) {
+                if (op == Rt.FORK) {
+                    if (!started.add(ea)) {
+                        return;
+                    }
+                } else if (!started.contains(ea)) {
+                    return; // join of a thread that never appeared
+                }
+                target = threadId(names, ea);
+            } else if (kind == Rt.LOCK) {
+                target = names.id(2, ea, targetName(kind, ea, eb));
+            } else {
+                target = vars.idOrAdd(kind, ea, eb);
+                if (target < 0) {
+                    target = -target - 1;
+                    names.pendingKind.add(1);
+                    names.pendingName.add(targetName(kind, ea, eb));
+                }
+            }
+            int l = -1;
+            if (loc >= 0) {
+                if (loc >= locIds.length) {
+                    locIds = java.util.Arrays.copyOf(locIds, Math.max(loc + 1, locIds.length * 2));
+                }
+                l = locIds[loc] - 1;
+                if (l < 0) {
+                    l = names.id(3, loc, Integer.toString(loc));
+                    locIds[loc] = l + 1;
+                    locsUsed.add(loc);
+                }
+            }
+            sink.event(c.tid, op, target, l, names);
+            events++;
+        }
+    }
+
+    /** Writes the trace to {@code out} (through a temporary file); returns counts. */
     static long[] write(File out) throws IOException {
         ArrayList<ThreadBuffer> all;
         synchronized (ThreadBuffer.ALL) {
@@ -178,17 +247,10 @@ final class TraceWriter {
         }
         File tmp = new File(out.getParentFile(), "." + out.getName() + ".tmp");
         boolean std = out.getName().endsWith(".std");
-        Names names = new Names();
         long root = all.isEmpty() ? -1 : all.get(0).thread;
-        names.id(0, root, "T0");
-        long events = 0;
-        HashSet<Long> started = new HashSet<>();
-        started.add(root);
-        HashSet<Integer> locsUsed = new HashSet<>();
-        PairTable vars = new PairTable();
-        int[] locIds = new int[1024]; // agent location → dense id + 1
+        Merge m;
         try (OutputStream os = new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16)) {
-            Sink sink = std ? new StdSink(os) : new BinarySink(os);
+            m = new Merge(std ? new StdSink(os) : new BinarySink(os), root);
             PriorityQueue<Cursor> q = new PriorityQueue<>((x, y) -> Long.compare(x.seq, y.seq));
             for (ThreadBuffer b : all) {
                 Cursor c = new Cursor(b);
@@ -199,70 +261,22 @@ final class TraceWriter {
             while (!q.isEmpty()) {
                 Cursor c = q.poll();
                 Cursor next = q.peek();
+                long limit = next == null ? Long.MAX_VALUE : next.seq;
                 // A run of events of one thread goes without touching the queue.
                 do {
-                    long w = c.word(1);
-                    int op = (int) (w & 0xff);
-                    int kind = (int) (w >>> 8 & 0xff);
-                    int loc = (int) (w >>> 32);
-                    long ea = c.word(2);
-                    long eb = c.word(3);
+                    m.emit(c);
                     c.advance();
-                    if (c.tid < 0) {
-                        if (started.add(c.thread)) {
-                            int child = threadId(names, c.thread);
-                            sink.event(0, Rt.FORK, child, -1, names);
-                            events++;
-                        }
-                        c.tid = threadId(names, c.thread);
-                    }
-                    int thread = c.tid;
-                    int target;
-                    if (kind == Rt.THREAD) {
-                        if (op == Rt.FORK) {
-                            if (!started.add(ea)) {
-                                continue;
-                            }
-                        } else if (!started.contains(ea)) {
-                            continue; // join of a thread that never appeared
-                        }
-                        target = threadId(names, ea);
-                    } else if (kind == Rt.LOCK) {
-                        target = names.id(2, ea, targetName(kind, ea, eb));
-                    } else {
-                        int v = vars.idOrAdd(kind, ea, eb);
-                        if (v < 0) {
-                            v = -v - 1;
-                            names.pendingKind.add(1);
-                            names.pendingName.add(targetName(kind, ea, eb));
-                        }
-                        target = v;
-                    }
-                    int l = -1;
-                    if (loc >= 0) {
-                        if (loc >= locIds.length) {
-                            locIds = java.util.Arrays.copyOf(locIds, Math.max(loc + 1, locIds.length * 2));
-                        }
-                        l = locIds[loc] - 1;
-                        if (l < 0) {
-                            l = names.id(3, loc, Integer.toString(loc));
-                            locIds[loc] = l + 1;
-                            locsUsed.add(loc);
-                        }
-                    }
-                    sink.event(thread, op, target, l, names);
-                    events++;
-                } while (!c.done() && (next == null || c.seq < next.seq));
+                } while (!c.done() && c.seq < limit);
                 if (!c.done()) {
                     q.add(c);
                 }
             }
-            sink.finish(events);
+            m.sink.finish(m.events);
         }
         Files.move(tmp.toPath(), out.toPath(), StandardCopyOption.REPLACE_EXISTING,
                 StandardCopyOption.ATOMIC_MOVE);
-        writeLocations(new File(out.getPath() + ".locs"), locsUsed);
-        return new long[] {events, names.ids[0].size(), vars.size(), names.ids[2].size()};
+        writeLocations(new File(out.getPath() + ".locs"), m.locsUsed);
+        return new long[] {m.events, m.names.ids[0].size(), m.vars.size(), m.names.ids[2].size()};
     }
 
     private static void writeLocations(File f, HashSet<Integer> used) throws IOException {
