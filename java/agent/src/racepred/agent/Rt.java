@@ -295,13 +295,16 @@ public final class Rt {
         return l;
     }
 
-    /** Threads (numbers) that took the read lock of each read-write lock. */
-    private static final Map<ReadWriteLock, java.util.Set<Long>> READERS =
+    /**
+     * Threads (numbers) that released each synchroniser or read lock (the key is the
+     * read-write lock). Identity keys: a synchroniser's {@code equals} is never overridden.
+     */
+    private static final Map<Object, java.util.Set<Long>> PARTIES =
             Collections.synchronizedMap(new WeakHashMap<>());
 
-    private static java.util.Set<Long> readers(ReadWriteLock rw) {
-        synchronized (READERS) {
-            return READERS.computeIfAbsent(rw,
+    private static java.util.Set<Long> parties(Object o) {
+        synchronized (PARTIES) {
+            return PARTIES.computeIfAbsent(o,
                     k -> Collections.synchronizedSet(new java.util.LinkedHashSet<>()));
         }
     }
@@ -324,7 +327,6 @@ public final class Rt {
         if (isRead(l)) {
             if (rw != null) {
                 ThreadBuffer b = BUF.get();
-                readers(rw).add(b.thread);
                 b.add(VR, SYNC, loc, b.idOf(rw), 0);
             }
             return;
@@ -334,7 +336,7 @@ public final class Rt {
             b.enter(l);
             long id = b.idOf(rw);
             b.add(ACQ, LOCK, loc, b.idOf(l), 0);
-            java.util.Set<Long> rs = readers(rw);
+            java.util.Set<Long> rs = parties(rw);
             synchronized (rs) {
                 for (long t : rs) {
                     b.add(VR, SYNC, loc, id, t + 1);
@@ -379,6 +381,7 @@ public final class Rt {
         ReadWriteLock rw = rwOf(l);
         if (isRead(l)) {
             if (rw != null) {
+                parties(rw).add(b.thread);
                 b.add(VW, SYNC, loc, b.idOf(rw), b.thread + 1);
             }
         } else if (b.leave(l)) {
@@ -456,14 +459,27 @@ public final class Rt {
 
     // ---- java.util.concurrent synchronisers: vw before a release, vr after an acquire ----
 
+    // A synchroniser has one variable per thread that ever released it, written at each of
+    // that thread's releases; an acquire reads all of them. Each read is then of its
+    // thread's latest release, an edge every correct reordering keeps (one shared variable
+    // would order only the latest releaser's events before the acquire in predictive
+    // analyses such as WCP, though a barrier or latch waits for every party).
+
     private static void released(Object o, int loc) {
         ThreadBuffer b = BUF.get();
-        b.add(VW, SYNC, loc, b.idOf(o), 0);
+        parties(o).add(b.thread);
+        b.add(VW, SYNC, loc, b.idOf(o), b.thread + 1);
     }
 
     private static void acquired(Object o, int loc) {
         ThreadBuffer b = BUF.get();
-        b.add(VR, SYNC, loc, b.idOf(o), 0);
+        long id = b.idOf(o);
+        java.util.Set<Long> ps = parties(o);
+        synchronized (ps) {
+            for (long t : ps) {
+                b.add(VR, SYNC, loc, id, t + 1);
+            }
+        }
     }
 
     public static void countDown(CountDownLatch l, int loc) {

@@ -1,5 +1,12 @@
 package racepred.agent;
 
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,18 +18,27 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>An event is four {@code long}s: sequence number; operation, target kind and location
  * ({@code op | kind << 8 | loc << 32}); and two target words (object number and field
- * number, array number and index, lock or thread number). Events are kept in chunks of
- * {@link #CHUNK} events, so appending never copies.
+ * number, array number and index, lock or thread number). Events are kept in a chunk of
+ * {@link #CHUNK} events; a full chunk is written to a file of the thread's own (in
+ * {@link #SPILL_DIR}, deleted at exit), so memory does not grow with the run.
  */
 final class ThreadBuffer {
     static final AtomicLong SEQ = new AtomicLong();
     static final int CHUNK = 1 << 14;
     /** Every buffer ever created, in creation order (a lock per thread, not per event). */
     static final ArrayList<ThreadBuffer> ALL = new ArrayList<>();
+    /** Where full chunks go: {@code $RACEPRED_SPILL_DIR}, else the JVM's temporary directory. */
+    static final File SPILL_DIR = new File(System.getenv("RACEPRED_SPILL_DIR") != null
+            ? System.getenv("RACEPRED_SPILL_DIR") : System.getProperty("java.io.tmpdir"));
 
     /** Number of the thread's {@link Thread} object ({@link Ids}). */
     final long thread;
-    final ArrayList<long[]> full = new ArrayList<>();
+    /** Full chunks go to this file (created at the first), so memory stays one chunk. */
+    File spillFile;
+    /** Chunks written to {@link #spillFile} (each whole before the count grows). */
+    volatile int spilled;
+    private final ByteBuffer bytes = ByteBuffer.allocateDirect(CHUNK * 32)
+            .order(ByteOrder.nativeOrder());
     long[] cur = new long[CHUNK * 4];
     int n;
     /** Locks held and how often (re-entrant acquisitions nest; only the outer is recorded). */
@@ -52,9 +68,7 @@ final class ThreadBuffer {
 
     void add(int op, int kind, int loc, long a, long b) {
         if (n == CHUNK) {
-            full.add(cur);
-            cur = new long[CHUNK * 4];
-            n = 0;
+            spill();
         }
         int i = n * 4;
         long[] c = cur;
@@ -63,6 +77,46 @@ final class ThreadBuffer {
         c[i + 2] = a;
         c[i + 3] = b;
         n = n + 1;
+    }
+
+    private void spill() {
+        try {
+            if (spillFile == null) {
+                spillFile = File.createTempFile("racepred-" + thread + "-", ".events", SPILL_DIR);
+                spillFile.deleteOnExit();
+            }
+            bytes.clear();
+            bytes.asLongBuffer().put(cur);
+            bytes.limit(CHUNK * 32);
+            // Opened per chunk: a thread that ends holds no file open.
+            try (FileChannel ch = FileChannel.open(spillFile.toPath(), StandardOpenOption.WRITE,
+                    StandardOpenOption.APPEND)) {
+                while (bytes.hasRemaining()) {
+                    ch.write(bytes);
+                }
+            }
+            spilled = spilled + 1;
+            n = 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("racepred: cannot write " + spillFile, e);
+        }
+    }
+
+    /** Chunk {@code i} of the spilled ones, read back by {@link TraceWriter}. */
+    long[] readChunk(int i, ByteBuffer buf) throws IOException {
+        try (FileChannel ch = FileChannel.open(spillFile.toPath(), StandardOpenOption.READ)) {
+            buf.clear();
+            long at = (long) i * CHUNK * 32;
+            while (buf.hasRemaining()) {
+                if (ch.read(buf, at + buf.position()) < 0) {
+                    throw new IOException(spillFile + ": short");
+                }
+            }
+            buf.flip();
+            long[] c = new long[CHUNK * 4];
+            buf.asLongBuffer().get(c);
+            return c;
+        }
     }
 
     /** Enters lock {@code o}: true if this is the outer acquisition. */

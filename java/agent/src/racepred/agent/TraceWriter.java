@@ -47,11 +47,14 @@ final class TraceWriter {
         }
     }
 
-    /** One thread's events, read in order. */
+    /** One thread's events, read in order: its spilled chunks, then its current one. */
     private static final class Cursor {
-        final ArrayList<long[]> chunks = new ArrayList<>();
+        final ThreadBuffer b;
+        final int spilled;
+        final long[] last;
         final int lastN;
         final long thread;
+        private final ByteBuffer buf;
         int chunk;
         int i;
         long[] c;
@@ -60,27 +63,35 @@ final class TraceWriter {
         /** The thread's id in the trace, once it has one. */
         int tid = -1;
 
-        Cursor(ThreadBuffer b) {
+        Cursor(ThreadBuffer b) throws IOException {
+            this.b = b;
             thread = b.thread;
-            chunks.addAll(b.full);
-            chunks.add(b.cur);
+            spilled = b.spilled;
+            last = b.cur;
             lastN = b.n;
-            c = chunks.get(0);
-            seq = c[0];
+            buf = spilled > 0
+                    ? ByteBuffer.allocateDirect(ThreadBuffer.CHUNK * 32).order(ByteOrder.nativeOrder())
+                    : null;
+            c = load(0);
+            seq = done() ? 0 : c[0];
+        }
+
+        private long[] load(int k) throws IOException {
+            return k < spilled ? b.readChunk(k, buf) : last;
         }
 
         boolean done() {
-            return chunk == chunks.size() - 1 ? i >= lastN : chunk >= chunks.size();
+            return chunk == spilled ? i >= lastN : chunk > spilled;
         }
 
         long word(int k) {
             return c[i * 4 + k];
         }
 
-        void advance() {
-            if (++i == ThreadBuffer.CHUNK && chunk < chunks.size() - 1) {
+        void advance() throws IOException {
+            if (++i == ThreadBuffer.CHUNK && chunk < spilled) {
                 chunk++;
-                c = chunks.get(chunk);
+                c = load(chunk);
                 i = 0;
             }
             if (!done()) {
@@ -165,7 +176,7 @@ final class TraceWriter {
             case Rt.FIELD: return Registry.fieldName((int) b) + "@" + a;
             case Rt.STATIC: return Registry.fieldName((int) b);
             case Rt.ELEM: return className(a) + "@" + a + "[" + b + "]";
-            case Rt.SYNC: return className(a) + "@" + a + (b > 0 ? ".reader@" + (b - 1) : "");
+            case Rt.SYNC: return className(a) + "@" + a + (b > 0 ? ".from@" + (b - 1) : "");
             default: return className(a) + "@" + a;
         }
     }
@@ -275,6 +286,11 @@ final class TraceWriter {
         }
         Files.move(tmp.toPath(), out.toPath(), StandardCopyOption.REPLACE_EXISTING,
                 StandardCopyOption.ATOMIC_MOVE);
+        for (ThreadBuffer b : all) {
+            if (b.spillFile != null) {
+                b.spillFile.delete();
+            }
+        }
         writeLocations(new File(out.getPath() + ".locs"), m.locsUsed);
         return new long[] {m.events, m.names.ids[0].size(), m.vars.size(), m.names.ids[2].size()};
     }
