@@ -2,7 +2,7 @@
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
 //! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
 //! start/join, wait/notify,
-//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics), compiled
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`), compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
 //! program's race exactly at its marked lines (`// RACE`) and nothing on race-free ones.
@@ -253,4 +253,14 @@ fn read_write_lock_racy() {
 #[test]
 fn read_write_lock_race_free() {
     assert_race_free("ReadWriteSafe");
+}
+
+#[test]
+fn interrupt_racy() {
+    assert_racy("InterruptRacy");
+}
+
+#[test]
+fn interrupt_race_free() {
+    assert_race_free("InterruptSafe");
 }

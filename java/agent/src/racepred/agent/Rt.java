@@ -602,4 +602,33 @@ public final class Rt {
 
     /** Drops the receiver kept for a call that only writes. */
     public static void forget(Object o, int loc) {}
+
+    // ---- Thread.interrupt: a release by the interrupter, an acquire where it is seen ----
+
+    public static void interrupt(Thread t, int loc) {
+        released(t, loc);
+        t.interrupt();
+    }
+
+    public static boolean isInterrupted(Thread t, int loc) {
+        boolean r = t.isInterrupted();
+        if (r) {
+            acquired(t, loc);
+        }
+        return r;
+    }
+
+    /** Replaces the static {@code Thread.interrupted()}. */
+    public static boolean interrupted(int loc) {
+        boolean r = Thread.interrupted();
+        if (r) {
+            acquired(Thread.currentThread(), loc);
+        }
+        return r;
+    }
+
+    /** At the start of a handler of {@code InterruptedException}. */
+    public static void caughtInterrupt(int loc) {
+        acquired(Thread.currentThread(), loc);
+    }
 }

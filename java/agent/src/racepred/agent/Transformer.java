@@ -17,7 +17,9 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
  * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls, and the release and
  * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier},
- * and calls on {@code java.util.concurrent.atomic} objects. Field and array accesses
+ * calls on {@code java.util.concurrent.atomic} objects, and {@code Thread.interrupt} with
+ * where an interrupt is seen ({@code interrupted}, {@code isInterrupted}, a handler of
+ * {@code InterruptedException}). Field and array accesses
  * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
  * initialisation lock, before any other thread sees the class) are not recorded, nor are
  * accesses to final fields, nor any code of a constructor before it calls its superclass's
@@ -344,9 +346,35 @@ final class Transformer implements ClassFileTransformer {
         private static final String RWLOCK = "java/util/concurrent/locks/ReadWriteLock";
         private static final String RRWLOCK = "java/util/concurrent/locks/ReentrantReadWriteLock";
 
+        /** Handlers of {@code InterruptedException}: an interrupt is seen there. */
+        private final java.util.HashSet<Label> interruptHandlers = new java.util.HashSet<>();
+
+        @Override
+        public void visitTryCatchBlock(Label start, Label end, Label handler, String type) {
+            if ("java/lang/InterruptedException".equals(type)) {
+                interruptHandlers.add(handler);
+            }
+            super.visitTryCatchBlock(start, end, handler, type);
+        }
+
+        @Override
+        public void visitLabel(Label label) {
+            super.visitLabel(label);
+            if (active && interruptHandlers.contains(label)) {
+                pushInt(loc());
+                call("caughtInterrupt", "(I)V");
+            }
+        }
+
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc,
                 boolean itf) {
+            if (active && opcode == INVOKESTATIC && owner.equals("java/lang/Thread")
+                    && name.equals("interrupted") && desc.equals("()Z")) {
+                pushInt(loc());
+                call("interrupted", "(I)Z");
+                return;
+            }
             if (!active || (opcode != INVOKEVIRTUAL && opcode != INVOKEINTERFACE)) {
                 super.visitMethodInsn(opcode, owner, name, desc, itf);
                 return;
@@ -357,13 +385,19 @@ final class Transformer implements ClassFileTransformer {
                 replace("wait", "Ljava/lang/Object;", desc);
                 return;
             }
-            if (opcode == INVOKEVIRTUAL && (name.equals("start") || name.equals("join"))
+            if (opcode == INVOKEVIRTUAL && (name.equals("start") || name.equals("join")
+                    || name.equals("interrupt") || name.equals("isInterrupted"))
                     && Hierarchy.isSubtype(loader, owner, "java/lang/Thread")) {
                 if (name.equals("start") && desc.equals("()V")) {
                     super.visitInsn(DUP);
                     pushInt(loc());
                     call("beforeStart", "(Ljava/lang/Object;I)V");
                     super.visitMethodInsn(opcode, owner, name, desc, itf);
+                    return;
+                }
+                if ((name.equals("interrupt") && desc.equals("()V"))
+                        || (name.equals("isInterrupted") && desc.equals("()Z"))) {
+                    replace(name, "Ljava/lang/Thread;", desc);
                     return;
                 }
                 if (name.equals("join") && (desc.equals("()V") || desc.equals("(J)V")
