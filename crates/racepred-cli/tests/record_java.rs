@@ -2,7 +2,8 @@
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
 //! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
 //! start/join, wait/notify,
-//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`), compiled
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`, executors),
+//! compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
 //! program's race exactly at its marked lines (`// RACE`) and nothing on race-free ones.
@@ -263,4 +264,14 @@ fn interrupt_racy() {
 #[test]
 fn interrupt_race_free() {
     assert_race_free("InterruptSafe");
+}
+
+#[test]
+fn executor_racy() {
+    assert_racy("ExecutorRacy");
+}
+
+#[test]
+fn executor_race_free() {
+    assert_race_free("ExecutorSafe");
 }

@@ -5,7 +5,12 @@ import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -43,7 +48,7 @@ public final class Rt {
     }
 
     /** Numbers of threads whose fork was recorded. */
-    private static final java.util.Set<Long> FORKED =
+    static final java.util.Set<Long> FORKED =
             Collections.synchronizedSet(new java.util.HashSet<>());
     /** The lock of each condition made by an instrumented {@code newCondition} call. */
     private static final Map<Condition, Lock> COND_LOCK =
@@ -630,5 +635,76 @@ public final class Rt {
     /** At the start of a handler of {@code InterruptedException}. */
     public static void caughtInterrupt(int loc) {
         acquired(Thread.currentThread(), loc);
+    }
+
+    // ---- executors: a task starts after its submission, Future.get after its end -------
+
+    static void releasedSync(Object o, int loc) {
+        released(o, loc);
+    }
+
+    static void acquiredSync(Object o, int loc) {
+        acquired(o, loc);
+    }
+
+    /** The task behind each future returned by an instrumented {@code submit}. */
+    private static final Map<Future<?>, Task> TASK_OF =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    public static void execute(Executor ex, Runnable r, int loc) {
+        Task t = new Task(ex, r, null, null);
+        released(t, loc);
+        ex.execute((Runnable) t);
+    }
+
+    private static Future<?> submitted(Task t, Future<?> f) {
+        TASK_OF.put(f, t);
+        return f;
+    }
+
+    public static Future<?> submit(ExecutorService ex, Runnable r, int loc) {
+        Task t = new Task(ex, r, null, null);
+        released(t, loc);
+        return submitted(t, ex.submit((Runnable) t));
+    }
+
+    public static Future<?> submit(ExecutorService ex, Runnable r, Object result, int loc) {
+        Task t = new Task(ex, r, null, result);
+        released(t, loc);
+        return submitted(t, ex.submit((Callable<Object>) t));
+    }
+
+    public static Future<?> submit(ExecutorService ex, Callable<?> c, int loc) {
+        Task t = new Task(ex, null, c, null);
+        released(t, loc);
+        return submitted(t, ex.submit((Callable<Object>) t));
+    }
+
+    public static Object get(Future<?> f, int loc) throws InterruptedException, ExecutionException {
+        Object v = f.get();
+        Task t = TASK_OF.get(f);
+        if (t != null) {
+            acquired(t.done, loc);
+        }
+        return v;
+    }
+
+    public static Object get(Future<?> f, long time, TimeUnit unit, int loc)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        Object v = f.get(time, unit);
+        Task t = TASK_OF.get(f);
+        if (t != null) {
+            acquired(t.done, loc);
+        }
+        return v;
+    }
+
+    public static boolean awaitTermination(ExecutorService ex, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = ex.awaitTermination(time, unit);
+        if (ok) {
+            acquired(ex, loc);
+        }
+        return ok;
     }
 }

@@ -28,8 +28,8 @@ import java.util.PriorityQueue;
  * instance fields {@code pkg.Class.field@N} ({@code N} the object's number), static fields
  * {@code pkg.Class.field}, array elements {@code int[]@N[i]}, locks {@code Class@N} (the
  * monitor's or {@code Lock}'s class); locations are the agent's location numbers. A thread
- * whose start the agent did not see gets a fork by the main thread just before its first
- * event; a join of a thread that never appears is left out.
+ * whose start the agent did not see gets a fork by the main thread at the start of the
+ * trace; a join of a thread that never appears is left out.
  */
 final class TraceWriter {
     private TraceWriter() {}
@@ -267,6 +267,13 @@ final class TraceWriter {
                 Cursor c = new Cursor(b);
                 if (!c.done()) {
                     q.add(c);
+                    // A thread whose start was not seen is forked first thing, so that the
+                    // fork orders none of the main thread's events before it.
+                    if (b.thread != root && !Rt.FORKED.contains(b.thread)) {
+                        m.started.add(b.thread);
+                        m.sink.event(0, Rt.FORK, threadId(m.names, b.thread), -1, m.names);
+                        m.events++;
+                    }
                 }
             }
             while (!q.isEmpty()) {

@@ -17,7 +17,9 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
  * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls, and the release and
  * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier},
- * calls on {@code java.util.concurrent.atomic} objects, and {@code Thread.interrupt} with
+ * calls on {@code java.util.concurrent.atomic} objects, executors' {@code execute},
+ * {@code submit} and {@code awaitTermination} and {@code Future.get}, and
+ * {@code Thread.interrupt} with
  * where an interrupt is seen ({@code interrupted}, {@code isInterrupted}, a handler of
  * {@code InterruptedException}). Field and array accesses
  * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
@@ -428,6 +430,11 @@ final class Transformer implements ClassFileTransformer {
                 replace(name, "L" + RRWLOCK + ";", desc);
                 return;
             }
+            String exec = executorMethod(loader, owner, name, desc);
+            if (exec != null) {
+                replace(name, "L" + exec + ";", desc);
+                return;
+            }
             String sync = synchroniser(loader, owner, name, desc);
             if (sync != null) {
                 replace(name, "L" + sync + ";", desc);
@@ -491,6 +498,37 @@ final class Transformer implements ClassFileTransformer {
             }
             pushInt(loc);
             call(reads ? "atomicRead" : "forget", "(Ljava/lang/Object;I)V");
+        }
+
+        private static final String EXECUTOR = "java/util/concurrent/Executor";
+        private static final String EXECUTOR_SERVICE = "java/util/concurrent/ExecutorService";
+        private static final String FUTURE = "java/util/concurrent/Future";
+
+        /** The interface whose method Rt replaces (executors and futures), or null. */
+        private static String executorMethod(ClassLoader loader, String owner, String name,
+                String desc) {
+            String cls;
+            switch (name) {
+                case "execute":
+                    cls = desc.equals("(Ljava/lang/Runnable;)V") ? EXECUTOR : null;
+                    break;
+                case "submit":
+                    cls = desc.equals("(Ljava/lang/Runnable;)Ljava/util/concurrent/Future;")
+                            || desc.equals("(Ljava/util/concurrent/Callable;)Ljava/util/concurrent/Future;")
+                            || desc.equals("(Ljava/lang/Runnable;Ljava/lang/Object;)Ljava/util/concurrent/Future;")
+                            ? EXECUTOR_SERVICE : null;
+                    break;
+                case "awaitTermination":
+                    cls = desc.equals("(J" + UNIT + ")Z") ? EXECUTOR_SERVICE : null;
+                    break;
+                case "get":
+                    cls = desc.equals("()Ljava/lang/Object;")
+                            || desc.equals("(J" + UNIT + ")Ljava/lang/Object;") ? FUTURE : null;
+                    break;
+                default:
+                    cls = null;
+            }
+            return cls != null && Hierarchy.isSubtype(loader, owner, cls) ? cls : null;
         }
 
         private static final String LATCH = "java/util/concurrent/CountDownLatch";
