@@ -190,7 +190,6 @@ fn exit_code(status: std::process::ExitStatus, program: &Path) -> ExitCode {
     }
 }
 
-
 /// Whether the command runs a JVM: its file name is `java`.
 fn is_java(program: &OsString) -> bool {
     Path::new(program).file_name().is_some_and(|n| n == "java")

@@ -30,7 +30,11 @@ fn setup() -> Option<&'static Path> {
         let bin = Path::new(env!("CARGO_BIN_EXE_racepred"));
         let jar = bin.with_file_name("racepred-agent.jar");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/agent/build.sh");
-        let out = Command::new("bash").arg(&script).arg(&jar).output().unwrap();
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(&jar)
+            .output()
+            .unwrap();
         if out.status.code() == Some(77) {
             eprintln!(
                 "skipped: cannot build the Java agent: {}",
@@ -78,7 +82,11 @@ fn record(class: &str, ext: &str) -> Option<PathBuf> {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{class} under record: {:?}\n{err}", out.status);
+    assert!(
+        out.status.success(),
+        "{class} under record: {:?}\n{err}",
+        out.status
+    );
     assert!(err.contains("racepred: recorded"), "{class}: {err}");
     assert!(!err.contains("cannot instrument"), "{class}: {err}");
     let v = racepred().arg("validate").arg(&trace).output().unwrap();
@@ -158,7 +166,10 @@ fn assert_race_free(class: &str) {
     };
     let (code, found) = analyze(&trace);
     assert_eq!(code, 0, "{class}: {found:?}");
-    assert!(found.iter().all(|(_, l)| l.is_empty()), "{class}: {found:?}");
+    assert!(
+        found.iter().all(|(_, l)| l.is_empty()),
+        "{class}: {found:?}"
+    );
 }
 
 #[test]
@@ -223,7 +234,12 @@ fn std_output_compressed_keeps_locations() {
     let (code, found) = analyze(&trace);
     assert_eq!(code, 1);
     let expected = marked("JoinRacy.java");
-    assert!(found.iter().all(|(_, l)| !l.is_empty() && l.is_subset(&expected)), "{found:?}");
+    assert!(
+        found
+            .iter()
+            .all(|(_, l)| !l.is_empty() && l.is_subset(&expected)),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -274,4 +290,44 @@ fn executor_racy() {
 #[test]
 fn executor_race_free() {
     assert_race_free("ExecutorSafe");
+}
+
+/// A missing agent and `--online` are errors (exit 2) that say what to do; neither needs a
+/// JDK, since the JVM is not started.
+#[test]
+fn missing_agent_and_online_are_refused() {
+    let out = racepred()
+        .args([
+            "record",
+            "--agent",
+            "/nonexistent/racepred-agent.jar",
+            "--",
+            "java",
+            "Main",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Java agent /nonexistent/racepred-agent.jar does not exist"),
+        "{err}"
+    );
+    let out = racepred()
+        .args([
+            "record",
+            "--online",
+            "fasttrack",
+            "--",
+            "/usr/bin/java",
+            "Main",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--online is not available for Java programs"),
+        "{err}"
+    );
 }
