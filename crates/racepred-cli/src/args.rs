@@ -57,7 +57,8 @@ pub enum Command {
     /// Run a C/C++ program built with `-fsanitize=thread` under racepred's runtime (our own
     /// libtsan.so.2) and write the trace of the run (`racepred record -o p.rpb -- ./p ARGS`),
     /// or run an analysis inside it (`--online fasttrack`, `--online pacer --rate 0.03`).
-    /// Exit status: the program's.
+    /// A Java program (`racepred record -o p.rpb -- java ARGS`) runs with racepred's Java
+    /// agent. Exit status: the program's.
     Record(RecordArgs),
 }
 
@@ -85,6 +86,10 @@ pub struct RecordArgs {
     /// beside the racepred executable.
     #[arg(long, value_name = "FILE")]
     pub runtime: Option<PathBuf>,
+    /// The Java agent (`racepred-agent.jar`), added as `-javaagent:` when CMD is `java`;
+    /// default: `$RACEPRED_AGENT`, else the one beside the racepred executable.
+    #[arg(long, value_name = "FILE")]
+    pub agent: Option<PathBuf>,
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,

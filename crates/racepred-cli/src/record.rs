@@ -1,5 +1,6 @@
 //! `racepred record`: run a program built with `-fsanitize=thread` with racepred's runtime
-//! (crates/racepred-rt) in place of gcc's `libtsan.so.2`, and check that it wrote a trace.
+//! (crates/racepred-rt) in place of gcc's `libtsan.so.2`, and check that it wrote a trace;
+//! or, when the command is `java`, a JVM with racepred's Java agent ([`record_java`]).
 //!
 //! The program is not changed: a temporary directory holding `libtsan.so.2` (a symbolic
 //! link to `libracepred_rt.so`) goes first on `LD_LIBRARY_PATH`, so only programs that
@@ -26,6 +27,7 @@ use racepred::trace::Format;
 use crate::args::RecordArgs;
 
 const RUNTIME: &str = "libracepred_rt.so";
+const AGENT: &str = "racepred-agent.jar";
 
 fn find_runtime(given: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = given
@@ -97,6 +99,9 @@ fn check_output(output: &Path, online: bool, program: &Path) -> Result<()> {
 }
 
 pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitCode> {
+    if is_java(&a.command[0]) {
+        return record_java(a);
+    }
     let program = PathBuf::from(&a.command[0]);
     if a.online.as_deref() != Some("pacer") {
         for (id, flag) in [("rate", "--rate"), ("period", "--period"), ("seed", "--seed")] {
@@ -166,28 +171,7 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
             cmd.env("RACEPRED_RECORD_PRINTS", "1");
         }
     }
-    // Ctrl-C reaches the whole process group: the program writes its trace and ends by the
-    // signal, and we must outlive it to report (a handler, not SIG_IGN, which the program
-    // would inherit).
-    let status = {
-        extern "C" fn noop(_: libc::c_int) {}
-        let mut old: [libc::sigaction; 3] = unsafe { std::mem::zeroed() };
-        let sigs = [libc::SIGINT, libc::SIGTERM, libc::SIGQUIT];
-        for (s, o) in sigs.iter().zip(old.iter_mut()) {
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = noop as extern "C" fn(libc::c_int) as usize;
-                libc::sigemptyset(&mut sa.sa_mask);
-                sa.sa_flags = libc::SA_RESTART;
-                libc::sigaction(*s, &sa, o);
-            }
-        }
-        let status = cmd.status();
-        for (s, o) in sigs.iter().zip(old.iter()) {
-            unsafe { libc::sigaction(*s, o, std::ptr::null_mut()) };
-        }
-        status
-    };
+    let status = run_outliving_signals(&mut cmd);
     let after = identity(&output);
     let report = if print_report && after.is_some() {
         Some(std::fs::read(&output).with_context(|| format!("cannot read {}", output.display())))
@@ -215,12 +199,142 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
             if print_report { "standard output".into() } else { output.display().to_string() }
         );
     }
-    Ok(match (status.code(), status.signal()) {
+    Ok(exit_code(status, &program))
+}
+
+/// Runs `cmd` to its end. Ctrl-C reaches the whole process group: the program writes its
+/// trace and ends by the signal, and we must outlive it to report (a handler, not SIG_IGN,
+/// which the program would inherit).
+fn run_outliving_signals(
+    cmd: &mut std::process::Command,
+) -> std::io::Result<std::process::ExitStatus> {
+    extern "C" fn noop(_: libc::c_int) {}
+    // SAFETY: `sigaction` is plain old data, for which all-zero bytes are a valid value.
+    let mut old: [libc::sigaction; 3] = unsafe { std::mem::zeroed() };
+    let sigs = [libc::SIGINT, libc::SIGTERM, libc::SIGQUIT];
+    for (s, o) in sigs.iter().zip(old.iter_mut()) {
+        // SAFETY: `sa` is fully initialised, `noop` is async-signal-safe (it does nothing),
+        // and `o` is valid memory for the old action.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = noop as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(*s, &sa, o);
+        }
+    }
+    let status = cmd.status();
+    for (s, o) in sigs.iter().zip(old.iter()) {
+        // SAFETY: `o` is the action `sigaction` stored above for the same signal.
+        unsafe { libc::sigaction(*s, o, std::ptr::null_mut()) };
+    }
+    status
+}
+
+/// The program's exit status as ours (128 + N for a signal, as shells do).
+fn exit_code(status: std::process::ExitStatus, program: &Path) -> ExitCode {
+    match (status.code(), status.signal()) {
         (Some(c), _) => ExitCode::from(c.clamp(0, 255) as u8),
         (None, Some(sig)) => {
             eprintln!("racepred: {} was killed by signal {sig}", program.display());
             ExitCode::from((128 + sig).clamp(0, 255) as u8)
         }
         _ => ExitCode::from(2),
-    })
+    }
+}
+
+/// Whether the command runs a JVM: its file name is `java`.
+fn is_java(program: &OsString) -> bool {
+    Path::new(program).file_name().is_some_and(|n| n == "java")
+}
+
+fn find_agent(given: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = given
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("RACEPRED_AGENT").map(PathBuf::from))
+    {
+        if !p.is_file() {
+            bail!("the Java agent {} does not exist", p.display());
+        }
+        return Ok(std::fs::canonicalize(&p)?);
+    }
+    let exe = std::env::current_exe().context("cannot find the racepred executable")?;
+    let jar = exe.parent().unwrap_or(Path::new(".")).join(AGENT);
+    if jar.is_file() {
+        return Ok(std::fs::canonicalize(&jar)?);
+    }
+    bail!(
+        "racepred's Java agent {AGENT} is not beside {}: build it with `java/agent/build.sh {}` (needs a JDK and libasm-java) or name it with --agent FILE",
+        exe.display(),
+        jar.display()
+    )
+}
+
+/// `racepred record -- java ARGS`: the JVM runs with `-javaagent:racepred-agent.jar`
+/// (java/agent), which instruments the application's classes as they load and, when the
+/// JVM exits, writes a binary trace and its location table (`TRACE.locs`) to
+/// `$RACEPRED_RECORD_OUT`. A `.rpb` output is written there directly; any other format or
+/// compression is converted from a binary trace in a temporary directory.
+fn record_java(a: RecordArgs) -> Result<ExitCode> {
+    if a.online.is_some() {
+        bail!("--online is not available for Java programs: record a trace and analyse it");
+    }
+    let agent = find_agent(a.agent.as_deref())?;
+    let program = PathBuf::from(&a.command[0]);
+    let output = std::path::absolute(a.output.as_deref().unwrap_or(Path::new("java.rpb")))
+        .context("cannot resolve the output path")?;
+    if output.file_name().is_none() {
+        bail!("{}: not a file name", output.display());
+    }
+    let format = Format::from_path(&output).unwrap_or(Format::Binary);
+    let direct = output.extension().is_some_and(|e| e == "rpb");
+    let dir = std::env::temp_dir().join(format!("racepred-java-{}", std::process::id()));
+    let written = if direct {
+        output.clone()
+    } else {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        dir.join("trace.rpb")
+    };
+    let locs = |p: &Path| {
+        let mut s = p.as_os_str().to_owned();
+        s.push(".locs");
+        PathBuf::from(s)
+    };
+    let before = identity(&written);
+    let mut flag = OsString::from("-javaagent:");
+    flag.push(&agent);
+    let mut cmd = std::process::Command::new(&a.command[0]);
+    cmd.arg(flag)
+        .args(&a.command[1..])
+        .env("RACEPRED_RECORD_OUT", &written);
+    let status = run_outliving_signals(&mut cmd);
+    let result = (|| -> Result<ExitCode> {
+        let status = status.with_context(|| format!("cannot run {}", program.display()))?;
+        let after = identity(&written);
+        if after.is_none() || after == before {
+            bail!(
+                "{} wrote no trace to {}: did the JVM load the agent {} and end by exit or by returning from main (not SIGKILL or Runtime.halt)?",
+                program.display(),
+                written.display(),
+                agent.display()
+            );
+        }
+        if !direct {
+            let mut src = racepred::trace::open(&written)?;
+            let mut dst = racepred::trace::write::create(&output, format)?;
+            racepred::trace::write::copy(&mut *src, &mut *dst)?;
+            dst.finish()?;
+            let table = locs(&written);
+            if table.is_file() {
+                std::fs::copy(&table, locs(&output))
+                    .with_context(|| format!("cannot write {}", locs(&output).display()))?;
+            }
+        }
+        Ok(exit_code(status, &program))
+    })();
+    if !direct {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    result
 }

@@ -1,0 +1,710 @@
+package racepred.agent;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * What instrumented code calls ({@link Transformer} inserts the calls). Each method records
+ * its event in the calling thread's {@link ThreadBuffer}; those that replace an operation
+ * (array stores, {@code Object.wait}, {@code Thread.join}, {@code Lock} methods) perform it.
+ *
+ * <p>Order of an event against its operation, so that the trace order agrees with the run:
+ * an acquire is recorded after the lock is taken and a release before it is let go (both
+ * while it is held); a fork before {@code Thread.start}, a join after {@code join} returned
+ * with the thread ended; a volatile write before the write and a volatile read after the
+ * read (so a read that sees a write comes after it); {@code Object.wait} and
+ * {@code Condition.await} are a release before and an acquire after.
+ */
+public final class Rt {
+    private Rt() {}
+
+    static final int R = 0, W = 1, ACQ = 2, REL = 3, FORK = 4, JOIN = 5, VR = 6, VW = 7;
+    /** Target kinds. */
+    static final int FIELD = 0, STATIC = 1, ELEM = 2, LOCK = 3, THREAD = 4;
+    /** The variable of a synchroniser (latch, semaphore, barrier) for its vw → vr edges. */
+    static final int SYNC = 5;
+
+    private static final ThreadLocal<ThreadBuffer> BUF =
+            ThreadLocal.withInitial(() -> new ThreadBuffer(Thread.currentThread()));
+
+    static ThreadBuffer buffer() {
+        return BUF.get();
+    }
+
+    /** Numbers of threads whose fork was recorded. */
+    static final java.util.Set<Long> FORKED =
+            Collections.synchronizedSet(new java.util.HashSet<>());
+    /** The lock of each condition made by an instrumented {@code newCondition} call. */
+    private static final Map<Condition, Lock> COND_LOCK =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    // ---- fields -------------------------------------------------------------------------
+
+    public static void read(Object o, int field, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(R, FIELD, loc, b.idOf(o), field);
+        }
+    }
+
+    public static void write(Object o, int field, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(W, FIELD, loc, b.idOf(o), field);
+        }
+    }
+
+    public static void readStatic(int field, int loc) {
+        BUF.get().add(R, STATIC, loc, 0, field);
+    }
+
+    public static void writeStatic(int field, int loc) {
+        BUF.get().add(W, STATIC, loc, 0, field);
+    }
+
+    public static void volatileRead(Object o, int field, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(VR, FIELD, loc, b.idOf(o), field);
+    }
+
+    public static void volatileWrite(Object o, int field, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(VW, FIELD, loc, b.idOf(o), field);
+        }
+    }
+
+    public static void volatileReadStatic(int field, int loc) {
+        BUF.get().add(VR, STATIC, loc, 0, field);
+    }
+
+    public static void volatileWriteStatic(int field, int loc) {
+        BUF.get().add(VW, STATIC, loc, 0, field);
+    }
+
+    // ---- arrays -------------------------------------------------------------------------
+
+    /** Before an array load (the load itself throws on a null array or a bad index). */
+    public static void arrayRead(Object a, int i, int loc) {
+        if (a != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(R, ELEM, loc, b.idOf(a), i);
+        }
+    }
+
+    private static void arrayWrite(Object a, int i, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(W, ELEM, loc, b.idOf(a), i);
+    }
+
+    public static void iastore(int[] a, int i, int v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void lastore(long[] a, int i, long v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void fastore(float[] a, int i, float v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void dastore(double[] a, int i, double v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void castore(char[] a, int i, int v, int loc) {
+        a[i] = (char) v;
+        arrayWrite(a, i, loc);
+    }
+
+    public static void sastore(short[] a, int i, int v, int loc) {
+        a[i] = (short) v;
+        arrayWrite(a, i, loc);
+    }
+
+    /** {@code bastore} serves {@code byte[]} and {@code boolean[]}. */
+    public static void bastore(Object a, int i, int v, int loc) {
+        if (a instanceof boolean[]) {
+            ((boolean[]) a)[i] = (v & 1) != 0;
+        } else {
+            ((byte[]) a)[i] = (byte) v;
+        }
+        arrayWrite(a, i, loc);
+    }
+
+    public static void aastore(Object[] a, int i, Object v, int loc) {
+        a[i] = v;
+        arrayWrite(a, i, loc);
+    }
+
+    // ---- monitors -----------------------------------------------------------------------
+
+    /** After {@code monitorenter} (or entering a synchronized method). */
+    public static void monitorEnter(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (b.enter(o)) {
+            b.add(ACQ, LOCK, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** Before {@code monitorexit} (or leaving a synchronized method). */
+    public static void monitorExit(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (b.leave(o)) {
+            b.add(REL, LOCK, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** Releases {@code o} for a wait (if this thread holds it): true if it did. */
+    private static boolean releaseAll(ThreadBuffer b, Object o, int loc) {
+        if (!b.holds(o)) {
+            return false;
+        }
+        b.add(REL, LOCK, loc, b.idOf(o), 0);
+        return true;
+    }
+
+    private static void reacquire(ThreadBuffer b, Object o, int loc) {
+        b.add(ACQ, LOCK, loc, b.idOf(o), 0);
+    }
+
+    public static void wait(Object o, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        boolean rel = releaseAll(b, o, loc);
+        try {
+            o.wait();
+        } finally {
+            if (rel) {
+                reacquire(b, o, loc);
+            }
+        }
+    }
+
+    public static void wait(Object o, long ms, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        boolean rel = releaseAll(b, o, loc);
+        try {
+            o.wait(ms);
+        } finally {
+            if (rel) {
+                reacquire(b, o, loc);
+            }
+        }
+    }
+
+    public static void wait(Object o, long ms, int ns, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        boolean rel = releaseAll(b, o, loc);
+        try {
+            o.wait(ms, ns);
+        } finally {
+            if (rel) {
+                reacquire(b, o, loc);
+            }
+        }
+    }
+
+    // ---- threads ------------------------------------------------------------------------
+
+    /** Before {@code start()} on {@code o}, when {@code o} is a thread not started yet. */
+    public static void beforeStart(Object o, int loc) {
+        if (o instanceof Thread && ((Thread) o).getState() == Thread.State.NEW) {
+            ThreadBuffer b = BUF.get();
+            long child = Ids.of(o);
+            if (FORKED.add(child)) {
+                b.add(FORK, THREAD, loc, child, 0);
+            }
+        }
+    }
+
+    private static void joined(Thread t, int loc) {
+        if (!t.isAlive()) {
+            BUF.get().add(JOIN, THREAD, loc, Ids.of(t), 0);
+        }
+    }
+
+    public static void join(Thread t, int loc) throws InterruptedException {
+        t.join();
+        joined(t, loc);
+    }
+
+    public static void join(Thread t, long ms, int loc) throws InterruptedException {
+        t.join(ms);
+        joined(t, loc);
+    }
+
+    public static void join(Thread t, long ms, int ns, int loc) throws InterruptedException {
+        t.join(ms, ns);
+        joined(t, loc);
+    }
+
+    // ---- java.util.concurrent.locks ----------------------------------------------------
+
+    /**
+     * The read-write lock of each read or write lock handed out by an instrumented
+     * {@code readLock()}/{@code writeLock()} call. Read locks are shared, which the trace's
+     * locks are not. Variables of the read-write lock stand for it: W, written when a
+     * writer releases, and one R<sub>t</sub> per thread t that ever took the read lock,
+     * written when t releases it. A reader's acquire reads W; a write lock is an ordinary
+     * lock whose acquire also reads every R<sub>t</sub> and whose release also writes W. So
+     * every reader's sections come before a later writer's (each R<sub>t</sub> read is of
+     * t's latest release, an edge every correct reordering keeps) and a writer's before
+     * later readers', and readers are not ordered among themselves.
+     */
+    private static final Map<Lock, ReadWriteLock> RW_OF =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    public static Lock readLock(ReadWriteLock rw, int loc) {
+        Lock l = rw.readLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    public static Lock writeLock(ReadWriteLock rw, int loc) {
+        Lock l = rw.writeLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    public static ReentrantReadWriteLock.ReadLock readLock(ReentrantReadWriteLock rw, int loc) {
+        ReentrantReadWriteLock.ReadLock l = rw.readLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    public static ReentrantReadWriteLock.WriteLock writeLock(ReentrantReadWriteLock rw,
+            int loc) {
+        ReentrantReadWriteLock.WriteLock l = rw.writeLock();
+        RW_OF.put(l, rw);
+        return l;
+    }
+
+    /**
+     * Threads (numbers) that released each synchroniser or read lock (the key is the
+     * read-write lock). Identity keys: a synchroniser's {@code equals} is never overridden.
+     */
+    private static final Map<Object, java.util.Set<Long>> PARTIES =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    private static java.util.Set<Long> parties(Object o) {
+        synchronized (PARTIES) {
+            return PARTIES.computeIfAbsent(o,
+                    k -> Collections.synchronizedSet(new java.util.LinkedHashSet<>()));
+        }
+    }
+
+    private static boolean isRead(Lock l) {
+        return l instanceof ReentrantReadWriteLock.ReadLock;
+    }
+
+    /** Read-write locks: the shared variable of {@code l}'s read-write lock, or null. */
+    private static ReadWriteLock rwOf(Lock l) {
+        if (l instanceof ReentrantReadWriteLock.ReadLock
+                || l instanceof ReentrantReadWriteLock.WriteLock || !RW_OF.isEmpty()) {
+            return RW_OF.get(l);
+        }
+        return null;
+    }
+
+    private static void acquired(Lock l, int loc) {
+        ReadWriteLock rw = rwOf(l);
+        if (isRead(l)) {
+            if (rw != null) {
+                ThreadBuffer b = BUF.get();
+                b.add(VR, SYNC, loc, b.idOf(rw), 0);
+            }
+            return;
+        }
+        ThreadBuffer b = BUF.get();
+        if (rw != null && !b.holds(l)) {
+            b.enter(l);
+            long id = b.idOf(rw);
+            b.add(ACQ, LOCK, loc, b.idOf(l), 0);
+            java.util.Set<Long> rs = parties(rw);
+            synchronized (rs) {
+                for (long t : rs) {
+                    b.add(VR, SYNC, loc, id, t + 1);
+                }
+            }
+            return;
+        }
+        if (b.enter(l)) {
+            b.add(ACQ, LOCK, loc, b.idOf(l), 0);
+        }
+    }
+
+    public static void lock(Lock l, int loc) {
+        l.lock();
+        acquired(l, loc);
+    }
+
+    public static void lockInterruptibly(Lock l, int loc) throws InterruptedException {
+        l.lockInterruptibly();
+        acquired(l, loc);
+    }
+
+    public static boolean tryLock(Lock l, int loc) {
+        boolean ok = l.tryLock();
+        if (ok) {
+            acquired(l, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryLock(Lock l, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = l.tryLock(time, unit);
+        if (ok) {
+            acquired(l, loc);
+        }
+        return ok;
+    }
+
+    public static void unlock(Lock l, int loc) {
+        ThreadBuffer b = BUF.get();
+        ReadWriteLock rw = rwOf(l);
+        if (isRead(l)) {
+            if (rw != null) {
+                parties(rw).add(b.thread);
+                b.add(VW, SYNC, loc, b.idOf(rw), b.thread + 1);
+            }
+        } else if (b.leave(l)) {
+            if (rw != null) {
+                b.add(VW, SYNC, loc, b.idOf(rw), 0);
+            }
+            b.add(REL, LOCK, loc, b.idOf(l), 0);
+        }
+        l.unlock();
+    }
+
+    public static Condition newCondition(Lock l, int loc) {
+        Condition c = l.newCondition();
+        COND_LOCK.put(c, l);
+        return c;
+    }
+
+    /** Records the release of {@code c}'s lock before an await: the lock, or null. */
+    private static Lock beforeAwait(ThreadBuffer b, Condition c, int loc) {
+        Lock l = COND_LOCK.get(c);
+        if (l == null || !releaseAll(b, l, loc)) {
+            return null;
+        }
+        return l;
+    }
+
+    public static void await(Condition c, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            c.await();
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    public static void awaitUninterruptibly(Condition c, int loc) {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            c.awaitUninterruptibly();
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    public static long awaitNanos(Condition c, long ns, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            return c.awaitNanos(ns);
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    public static boolean await(Condition c, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        Lock l = beforeAwait(b, c, loc);
+        try {
+            return c.await(time, unit);
+        } finally {
+            if (l != null) {
+                reacquire(b, l, loc);
+            }
+        }
+    }
+
+    // ---- java.util.concurrent synchronisers: vw before a release, vr after an acquire ----
+
+    // A synchroniser has one variable per thread that ever released it, written at each of
+    // that thread's releases; an acquire reads all of them. Each read is then of its
+    // thread's latest release, an edge every correct reordering keeps (one shared variable
+    // would order only the latest releaser's events before the acquire in predictive
+    // analyses such as WCP, though a barrier or latch waits for every party).
+
+    private static void released(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        parties(o).add(b.thread);
+        b.add(VW, SYNC, loc, b.idOf(o), b.thread + 1);
+    }
+
+    private static void acquired(Object o, int loc) {
+        ThreadBuffer b = BUF.get();
+        long id = b.idOf(o);
+        java.util.Set<Long> ps = parties(o);
+        synchronized (ps) {
+            for (long t : ps) {
+                b.add(VR, SYNC, loc, id, t + 1);
+            }
+        }
+    }
+
+    public static void countDown(CountDownLatch l, int loc) {
+        released(l, loc);
+        l.countDown();
+    }
+
+    public static void await(CountDownLatch l, int loc) throws InterruptedException {
+        l.await();
+        acquired(l, loc);
+    }
+
+    public static boolean await(CountDownLatch l, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = l.await(time, unit);
+        if (ok) {
+            acquired(l, loc);
+        }
+        return ok;
+    }
+
+    public static void release(Semaphore s, int loc) {
+        released(s, loc);
+        s.release();
+    }
+
+    public static void release(Semaphore s, int n, int loc) {
+        released(s, loc);
+        s.release(n);
+    }
+
+    public static void acquire(Semaphore s, int loc) throws InterruptedException {
+        s.acquire();
+        acquired(s, loc);
+    }
+
+    public static void acquire(Semaphore s, int n, int loc) throws InterruptedException {
+        s.acquire(n);
+        acquired(s, loc);
+    }
+
+    public static void acquireUninterruptibly(Semaphore s, int loc) {
+        s.acquireUninterruptibly();
+        acquired(s, loc);
+    }
+
+    public static void acquireUninterruptibly(Semaphore s, int n, int loc) {
+        s.acquireUninterruptibly(n);
+        acquired(s, loc);
+    }
+
+    public static boolean tryAcquire(Semaphore s, int loc) {
+        boolean ok = s.tryAcquire();
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryAcquire(Semaphore s, int n, int loc) {
+        boolean ok = s.tryAcquire(n);
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryAcquire(Semaphore s, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = s.tryAcquire(time, unit);
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    public static boolean tryAcquire(Semaphore s, int n, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = s.tryAcquire(n, time, unit);
+        if (ok) {
+            acquired(s, loc);
+        }
+        return ok;
+    }
+
+    /** Every party's arrival (vw) comes before every party's departure (vr). */
+    public static int await(CyclicBarrier c, int loc)
+            throws InterruptedException, BrokenBarrierException {
+        released(c, loc);
+        int r = c.await();
+        acquired(c, loc);
+        return r;
+    }
+
+    public static int await(CyclicBarrier c, long time, TimeUnit unit, int loc)
+            throws InterruptedException, BrokenBarrierException, TimeoutException {
+        released(c, loc);
+        int r = c.await(time, unit);
+        acquired(c, loc);
+        return r;
+    }
+
+    // ---- java.util.concurrent.atomic: one volatile variable per object ----------------
+
+    /** Before a call that writes an atomic. */
+    public static void atomicWrite(Object o, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(VW, SYNC, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** After a call that read an atomic. */
+    public static void atomicRead(Object o, int loc) {
+        if (o != null) {
+            ThreadBuffer b = BUF.get();
+            b.add(VR, SYNC, loc, b.idOf(o), 0);
+        }
+    }
+
+    /** Drops the receiver kept for a call that only writes. */
+    public static void forget(Object o, int loc) {}
+
+    // ---- Thread.interrupt: a release by the interrupter, an acquire where it is seen ----
+
+    public static void interrupt(Thread t, int loc) {
+        released(t, loc);
+        t.interrupt();
+    }
+
+    public static boolean isInterrupted(Thread t, int loc) {
+        boolean r = t.isInterrupted();
+        if (r) {
+            acquired(t, loc);
+        }
+        return r;
+    }
+
+    /** Replaces the static {@code Thread.interrupted()}. */
+    public static boolean interrupted(int loc) {
+        boolean r = Thread.interrupted();
+        if (r) {
+            acquired(Thread.currentThread(), loc);
+        }
+        return r;
+    }
+
+    /** At the start of a handler of {@code InterruptedException}. */
+    public static void caughtInterrupt(int loc) {
+        acquired(Thread.currentThread(), loc);
+    }
+
+    // ---- executors: a task starts after its submission, Future.get after its end -------
+
+    static void releasedSync(Object o, int loc) {
+        released(o, loc);
+    }
+
+    static void acquiredSync(Object o, int loc) {
+        acquired(o, loc);
+    }
+
+    /** The task behind each future returned by an instrumented {@code submit}. */
+    private static final Map<Future<?>, Task> TASK_OF =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    public static void execute(Executor ex, Runnable r, int loc) {
+        Task t = new Task(ex, r, null, null);
+        released(t, loc);
+        ex.execute((Runnable) t);
+    }
+
+    private static Future<?> submitted(Task t, Future<?> f) {
+        TASK_OF.put(f, t);
+        return f;
+    }
+
+    public static Future<?> submit(ExecutorService ex, Runnable r, int loc) {
+        Task t = new Task(ex, r, null, null);
+        released(t, loc);
+        return submitted(t, ex.submit((Runnable) t));
+    }
+
+    public static Future<?> submit(ExecutorService ex, Runnable r, Object result, int loc) {
+        Task t = new Task(ex, r, null, result);
+        released(t, loc);
+        return submitted(t, ex.submit((Callable<Object>) t));
+    }
+
+    public static Future<?> submit(ExecutorService ex, Callable<?> c, int loc) {
+        Task t = new Task(ex, null, c, null);
+        released(t, loc);
+        return submitted(t, ex.submit((Callable<Object>) t));
+    }
+
+    public static Object get(Future<?> f, int loc) throws InterruptedException, ExecutionException {
+        Object v = f.get();
+        Task t = TASK_OF.get(f);
+        if (t != null) {
+            acquired(t.done, loc);
+        }
+        return v;
+    }
+
+    public static Object get(Future<?> f, long time, TimeUnit unit, int loc)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        Object v = f.get(time, unit);
+        Task t = TASK_OF.get(f);
+        if (t != null) {
+            acquired(t.done, loc);
+        }
+        return v;
+    }
+
+    public static boolean awaitTermination(ExecutorService ex, long time, TimeUnit unit, int loc)
+            throws InterruptedException {
+        boolean ok = ex.awaitTermination(time, unit);
+        if (ok) {
+            acquired(ex, loc);
+        }
+        return ok;
+    }
+}
