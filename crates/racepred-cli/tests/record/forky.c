@@ -19,7 +19,7 @@ int main(void) {
   pid_t p = fork();
   if (p == 0) {
     pthread_create(&t, NULL, worker, NULL);
-    x++;
+    x++; // RACE-CHILD-MAIN
     pthread_join(t, NULL);
     return 0;
   }
