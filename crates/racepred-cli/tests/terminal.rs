@@ -37,7 +37,9 @@ fn control_characters_from_traces_and_tables_are_escaped() {
         assert!(out.contains("\\u001b[2J"), "{a}: {out}");
     }
     // JSON keeps the names as they are (escaped by JSON itself).
-    let (_, out, _) = run(bin().args(["analyze", "-a", "hbp", "--json"]).arg(&t));
+    let (_, out, _) = run(bin()
+        .args(["analyze", "-a", "hbp", "--all-pairs", "--json"])
+        .arg(&t));
     assert!(out.contains("C\\u009b2J"), "{out}");
     assert!(clean(&out), "{out:?}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
