@@ -304,6 +304,10 @@ impl SyncP {
         if src == t || k == 0 {
             return false;
         }
+        // Already inside: the clock is TRF-closed, so it holds the event's past too.
+        if self.threads[t].clock.get(src).is_some_and(|&x| x >= k) {
+            return false;
+        }
         let need = self.threads.len();
         let mut clock = std::mem::take(&mut self.threads[t].clock);
         if clock.len() < need {
