@@ -1,4 +1,4 @@
-//! Issue 14, "data loss and crashes" and "sharp edges": outputs never destroy inputs, failed
+//! Data loss, crashes and sharp edges: outputs never destroy inputs, failed
 //! runs leave no files, option checks are shared, errors are bounded and said once.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Issue 14, "documentation a fresh clone carries": the reference lives in `docs/`, the
+//! The documentation a fresh clone carries: the reference lives in `docs/`, the
 //! README and every `--help` point there and not outside the repository, and the docs name
 //! tests and operations that exist.
 

@@ -1,4 +1,4 @@
-//! Issue 14, "source locations a person can open": `--locations FILE`, sidecar tables,
+//! Source locations a person can open: `--locations FILE`, sidecar tables,
 //! `File.java:line:col` in text, JSON, SARIF and DOT, and "event N (line L)".
 
 use std::path::{Path, PathBuf};

@@ -705,7 +705,7 @@ fn create_writes_compressed_files_that_read_back() {
         let u = Trace::read_from(&mut *open(&p).unwrap()).unwrap();
         assert_eq!(resolved(&u), want, "{name}");
     }
-    // Every format read is written too (issue 14; round trips in `trace::write_formats`);
+    // Every format read is written too (round trips in `trace::write_formats`);
     // a writer that is not finished leaves no file.
     let p = scratch().join("x.csv");
     let w = write::create(&p, Format::Csv).unwrap();
