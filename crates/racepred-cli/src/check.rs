@@ -135,8 +135,13 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         report::text::write_verdicts(&mut out, &v, &ctx, events)?;
     }
     out.finish()?;
-    Ok(if v.counts().0 > 0 {
+    // 1: some pair is a race; 3: none is, but some pair has no verdict (as `analyze` for an
+    // incomplete run without races); 0: every pair proved race-free (or none to check).
+    let (race, _, unknown) = v.counts();
+    Ok(if race > 0 {
         ExitCode::from(1)
+    } else if unknown > 0 {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     })

@@ -359,6 +359,14 @@ pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, eve
             "complete": unknown == 0,
         },
     });
+    // Unknown pairs leave the run incomplete: their missing verdicts are not "no race".
+    run["invocations"] = json!([{
+        "executionSuccessful": unknown == 0,
+        "toolExecutionNotifications": (unknown > 0).then(|| json!({
+            "level": "warning",
+            "message": {"text": format!("incomplete: {unknown} location pair(s) without a verdict")},
+        })).into_iter().collect::<Vec<_>>(),
+    }]);
     if let Some(root) = ctx.source_root {
         run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
     }
