@@ -44,7 +44,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     let trace = &vt.trace;
 
     // Stage 1: candidates and the fast sound analyses, one pass.
-    progress.message("check: tsan-hybrid, shbp, syncp, osr");
+    progress.message("check: tsan-hybrid, trf, shbp, syncp, osr");
     let opts = AnalysisOptions {
         group_racy: true,
         witness_cuts: a.witness.is_some(),
@@ -52,6 +52,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     };
     let kinds = [
         AnalysisKind::TsanHybrid,
+        AnalysisKind::Trf,
         AnalysisKind::Shbp,
         AnalysisKind::SyncP,
         AnalysisKind::Osr,
@@ -71,10 +72,11 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     let names = &trace.names;
     locations::check_coverage(table.as_ref(), names);
     let mut reports = plan.finish(names, summary.events);
-    let osr = reports.pop().expect("four reports");
-    let syncp = reports.pop().expect("four reports");
-    let shbp = reports.pop().expect("four reports");
-    let candidates = reports.pop().expect("four reports");
+    let osr = reports.pop().expect("five reports");
+    let syncp = reports.pop().expect("five reports");
+    let shbp = reports.pop().expect("five reports");
+    let trf = reports.pop().expect("five reports");
+    let candidates = reports.pop().expect("five reports");
 
     // Stage 2: the SMT predictor, if some candidate is still open.
     let sound = [&syncp, &shbp, &osr];
@@ -82,10 +84,13 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         .iter()
         .flat_map(|r| r.pairs.iter().map(|p| p.group_key()))
         .collect();
+    let trf_groups: std::collections::HashSet<GroupKey> =
+        trf.pairs.iter().map(|p| p.group_key()).collect();
     let open = candidates
         .pairs
         .iter()
-        .filter(|p| !proved.contains(&p.group_key()))
+        .map(|p| p.group_key())
+        .filter(|k| !proved.contains(k) && trf_groups.contains(k))
         .count();
     let smt = if a.no_smt {
         Some(not_run("--no-smt"))
@@ -95,10 +100,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         Some(smt_stage(&a, &vt, open, &mut progress)?)
     };
     progress.finish();
-    let mut v = verdict::decide(&candidates, &sound, smt.as_ref());
+    let mut v = verdict::decide(&candidates, &sound, &[&trf], smt.as_ref());
     if smt.is_none() {
         v.notes
-            .push("every candidate was proved by syncp, shbp or osr: no SMT stage".into());
+            .push("every candidate was decided by syncp, shbp, osr or trf: no SMT stage".into());
     }
 
     // Witness files of the syncp races.

@@ -155,6 +155,7 @@ fn analyses_doc_names_tests_that_exist() {
         "pacer",
         "syncp",
         "osr",
+        "trf",
         "mcm",
         "recipe",
         "recipe-alt",

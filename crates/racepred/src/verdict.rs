@@ -8,10 +8,12 @@
 //!   that replays), `shbp` (every pair predictable), `osr` (with a schedule it checked), or
 //!   the SMT predictor (with a witness it replayed itself). The first that has it is named,
 //!   with its first instance.
-//! - **no race** only with a proof: the SMT encoding covered the whole trace in one window,
-//!   every query was answered, and no pair of the group is satisfiable (the maximal causal
-//!   model holds every predictable race of a plain trace). A pair that no candidate
-//!   analysis reports is not listed at all: the candidate analysis is the proof.
+//! - **no race** only with a proof: another complete analysis (`trf`: every pair of the group
+//!   is ordered by program order, fork, join and reads-from) leaves the group out, or the
+//!   SMT encoding covered the whole trace in one window, every query was answered, and no
+//!   pair of the group is satisfiable (the maximal causal model holds every predictable race
+//!   of a plain trace). A pair that no candidate analysis reports is not listed at all: the
+//!   candidate analysis is the proof.
 //! - **unknown** otherwise, with the reason (the SMT stage did not run, ran out of budget
 //!   before the pair, could not prove absence from windows, a query timed out).
 //!
@@ -148,7 +150,12 @@ fn first_instances(r: &RaceReport) -> FxHashMap<GroupKey, usize> {
 
 /// Combines the candidates' groups with the sound analyses' reports (in order of
 /// preference, each with its name) and the SMT stage's evidence.
-pub fn decide(candidates: &RaceReport, sound: &[&RaceReport], smt: Option<&SmtEvidence>) -> Verdicts {
+pub fn decide(
+    candidates: &RaceReport,
+    sound: &[&RaceReport],
+    complete: &[&RaceReport],
+    smt: Option<&SmtEvidence>,
+) -> Verdicts {
     let mut v = Verdicts::default();
     let mut order: Vec<GroupKey> = Vec::new();
     let mut shown: FxHashMap<GroupKey, RacePair> = FxHashMap::default();
@@ -162,6 +169,8 @@ pub fn decide(candidates: &RaceReport, sound: &[&RaceReport], smt: Option<&SmtEv
     let sound_groups: Vec<FxHashMap<GroupKey, usize>> =
         sound.iter().map(|r| first_instances(r)).collect();
     let smt_groups = smt.map(|s| first_instances(&s.report));
+    let complete_groups: Vec<FxHashMap<GroupKey, usize>> =
+        complete.iter().map(|r| first_instances(r)).collect();
     // A race of a sound analysis outside the candidates would break the candidate
     // analysis's promise: list it anyway, and say so.
     let mut outside = 0usize;
@@ -196,6 +205,10 @@ pub fn decide(candidates: &RaceReport, sound: &[&RaceReport], smt: Option<&SmtEv
             .iter()
             .zip(&sound_groups)
             .find_map(|(r, gs)| gs.get(&k).map(|&i| (r, i)));
+        let excluded = complete
+            .iter()
+            .zip(&complete_groups)
+            .find(|(_, gs)| !gs.contains_key(&k));
         if let Some((r, i)) = proved {
             let p = r.pairs[i];
             w.verdict = VerdictKind::Race;
@@ -206,6 +219,13 @@ pub fn decide(candidates: &RaceReport, sound: &[&RaceReport], smt: Option<&SmtEv
                 .find(|c| (c.first, c.second) == (p.first, p.second))
                 .cloned();
             w.pair = p;
+        } else if let Some((r, _)) = excluded {
+            w.verdict = VerdictKind::NoRace;
+            w.by = format!(
+                "{}: in every pair of this location pair the first access is ordered before the \
+                 second's thread by program order, fork, join and reads-from",
+                r.analysis
+            );
         } else if let (Some(s), Some(gs)) = (smt, &smt_groups) {
             if let Some(&i) = gs.get(&k) {
                 let p = s.report.pairs[i];

@@ -242,6 +242,24 @@ proptest! {
         }
     }
 
+    /// `trf` is complete: every location group with a predictable pair is among its groups.
+    #[test]
+    fn trf_contains_every_predictable_group(
+        a in actions(22, 12),
+        threads in 2u32..5,
+        locs in proptest::collection::vec(0u8..4, 1..5),
+    ) {
+        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let o = analyze(&t, &OracleConfig::default()).unwrap();
+        let r = analysis::run_one(&t, Box::new(SyncP::trf_candidates()));
+        let groups: BTreeSet<_> = r.pairs.iter().map(|p| p.group_key()).collect();
+        for &(x, y) in &o.predictable {
+            let (e, f) = (t.events[x as usize], t.events[y as usize]);
+            let k = racepred::report::RacePair::new(x, e, y, f).group_key();
+            prop_assert!(groups.contains(&k), "missed {:?} of ({}, {}) on {:?}", k, x, y, t.events);
+        }
+    }
+
     /// SHB's pairs are sync-preserving races.
     #[test]
     fn contains_shbp(a in actions(30, 12), threads in 2u32..5) {

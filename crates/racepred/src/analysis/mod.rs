@@ -443,10 +443,12 @@ pub enum AnalysisKind {
     SyncP,
     /// Optimistic sync-reversal races (Shi et al. ICSE'24).
     Osr,
+    /// Location groups not ordered by program order, fork, join and reads-from.
+    Trf,
 }
 
 impl AnalysisKind {
-    pub const ALL: [AnalysisKind; 14] = [
+    pub const ALL: [AnalysisKind; 15] = [
         AnalysisKind::Hb,
         AnalysisKind::FastTrack,
         AnalysisKind::Hbp,
@@ -461,6 +463,7 @@ impl AnalysisKind {
         AnalysisKind::Pacer,
         AnalysisKind::SyncP,
         AnalysisKind::Osr,
+        AnalysisKind::Trf,
     ];
 
     pub fn name(self) -> &'static str {
@@ -479,6 +482,7 @@ impl AnalysisKind {
             AnalysisKind::Pacer => "pacer",
             AnalysisKind::SyncP => "syncp",
             AnalysisKind::Osr => "osr",
+            AnalysisKind::Trf => "trf",
         }
     }
 
@@ -618,6 +622,7 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         AnalysisKind::Pacer => Box::new(pacer::Pacer::from_options(opts)),
         AnalysisKind::SyncP => Box::new(syncp::SyncP::new(opts.all_pairs, opts.witness_cuts)),
         AnalysisKind::Osr => Box::new(syncp::SyncP::osr(opts.all_pairs, opts.witness_cuts)),
+        AnalysisKind::Trf => Box::new(syncp::SyncP::trf_candidates()),
         AnalysisKind::Rdit => {
             let cfg = rdit::RditConfig {
                 conservative: opts.conservative,

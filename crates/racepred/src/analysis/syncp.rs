@@ -212,6 +212,18 @@ pub struct SyncP {
     /// built (not reported).
     osr_only: u64,
     osr_unscheduled: u64,
+    /// TRF-candidate mode ([`SyncP::trf_candidates`]): per variable, per thread, the latest
+    /// access of each (location, kind).
+    trf: Option<Vec<Vec<(u32, Vec<TrfAccess>)>>>,
+}
+
+/// The latest access of one (thread, variable, location, kind) in TRF-candidate mode.
+#[derive(Clone, Copy, Debug)]
+struct TrfAccess {
+    loc: LocId,
+    write: bool,
+    local: u32,
+    pos: u64,
 }
 
 /// Events between two collections of candidates.
@@ -248,7 +260,72 @@ impl SyncP {
             osr: None,
             osr_only: 0,
             osr_unscheduled: 0,
+            trf: None,
         }
+    }
+
+    /// The TRF candidates (`trf`): every location group with a conflicting pair whose first
+    /// event is not ordered before the second's thread predecessors by program order,
+    /// fork, join and reads-from. A pair so ordered is no predictable race (every correct
+    /// reordering that runs the second's predecessors runs the first), so a group outside
+    /// this report has none: the proof `racepred check` gives for "no race". From the latest
+    /// access of each (thread, variable, location, kind): a later access of a location is
+    /// unordered whenever an earlier one is.
+    pub fn trf_candidates() -> SyncP {
+        let mut a = SyncP::new(false, false);
+        a.trf = Some(Vec::new());
+        a
+    }
+
+    /// TRF-candidate mode: reports `ev`'s groups with earlier conflicting accesses outside
+    /// its thread's TRF clock, then records it.
+    fn trf_access(&mut self, p: u64, ev: &Event, k: u32) -> bool {
+        let t = ev.thread.0;
+        let x = ev.target as usize;
+        let write = ev.op == Op::Write;
+        let mut table = self.trf.take().expect("TRF-candidate mode");
+        if x >= table.len() {
+            table.resize_with(x + 1, Vec::new);
+        }
+        let mut racy = false;
+        for (u, accesses) in &table[x] {
+            if *u == t {
+                continue;
+            }
+            let before = self.threads[t as usize]
+                .clock
+                .get(*u as usize)
+                .copied()
+                .unwrap_or(0);
+            for a in accesses {
+                if (a.write || write) && a.local > before {
+                    let op = if a.write { Op::Write } else { Op::Read };
+                    let e1 = Event::new(ThreadId(*u), op, x as u32, a.loc);
+                    self.report(e1, a.pos, *ev, p, &[], Vec::new());
+                    racy = true;
+                }
+            }
+        }
+        let acc = TrfAccess {
+            loc: ev.loc,
+            write,
+            local: k,
+            pos: p,
+        };
+        let slot = match table[x].iter().position(|e| e.0 == t) {
+            Some(i) => i,
+            None => {
+                table[x].push((t, Vec::new()));
+                table[x].len() - 1
+            }
+        };
+        let mine = &mut table[x][slot].1;
+        match mine.iter_mut().find(|a| a.loc == ev.loc && a.write == write) {
+            Some(a) => *a = acc,
+            None => mine.push(acc),
+        }
+        self.trf = Some(table);
+        racy
     }
 
     /// The OSR analysis ([`super::osr`]): the sync-preserving races and the optimistic
@@ -894,6 +971,8 @@ impl Analysis for SyncP {
     fn name(&self) -> &'static str {
         if self.osr.is_some() {
             "osr"
+        } else if self.trf.is_some() {
+            "trf"
         } else {
             "syncp"
         }
@@ -924,10 +1003,16 @@ impl Analysis for SyncP {
         let k = ts.n;
         match ev.op {
             Op::Read | Op::Write => {
-                if self.check(index, ev, k) {
+                let racy = if self.trf.is_some() {
+                    self.trf_access(index, ev, k)
+                } else {
+                    let racy = self.check(index, ev, k);
+                    self.push_access(index, ev, k);
+                    racy
+                };
+                if racy {
                     self.racy.push(index, ev);
                 }
-                self.push_access(index, ev, k);
                 let x = ev.target as usize;
                 if ev.op == Op::Write {
                     set_last(&mut self.last_write, x, (t, k));
@@ -1062,7 +1147,14 @@ impl Analysis for SyncP {
         self.racy.finish(&mut r);
         r.normalize();
         r.cuts.sort_by_key(|c| (c.first, c.second));
-        if self.osr.is_some() {
+        if self.trf.is_some() {
+            r.notes.push(
+                "candidates: conflicting pairs whose first event program order, fork, join and \
+                 reads-from do not order before the second's thread (complete: every \
+                 predictable pair is among them; not sound)"
+                    .into(),
+            );
+        } else if self.osr.is_some() {
             r.notes.push(
                 "optimistic sync-reversal races (Shi et al., ICSE 2024): every pair is \
                  predictable, with a witness schedule checked event by event before it is \
