@@ -67,7 +67,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     let summary = analysis::run_pipelined(&mut src, &mut plan.analyses, validation, |_, _| {})
         .map_err(|e| e.in_file(&a.input.trace))?;
     for v in summary.violations.iter().take(10) {
-        eprintln!("racepred: warning: {}", v.to_error().in_file(&a.input.trace));
+        eprintln!(
+            "racepred: warning: {}",
+            v.to_error().in_file(&a.input.trace)
+        );
     }
     let names = &trace.names;
     locations::check_coverage(table.as_ref(), names);
@@ -109,7 +112,11 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     // Witness files of the syncp races.
     if let Some(dir) = &a.witness {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        for w in v.warnings.iter_mut().filter(|w| w.verdict == VerdictKind::Race) {
+        for w in v
+            .warnings
+            .iter_mut()
+            .filter(|w| w.verdict == VerdictKind::Race)
+        {
             if let Some(cut) = &w.cut {
                 let (e, f) = (cut.first, cut.second);
                 let sched = witness::of_cut(trace, cut);

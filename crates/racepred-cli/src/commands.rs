@@ -756,12 +756,7 @@ fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
         f.finish()?;
     }
     if a.output.json {
-        write_reports(
-            std::slice::from_ref(&d.report),
-            &ctx,
-            &a.output,
-            false,
-        )?;
+        write_reports(std::slice::from_ref(&d.report), &ctx, &a.output, false)?;
     } else {
         let mut out = open_output(&a.output)?;
         writeln!(out, "trace               {path}")?;

@@ -131,9 +131,7 @@ impl Write for Out {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Out::Stdout(w) => write_escaped(w, buf),
-            Out::File(w) => {
-                write_escaped(w, buf).map_err(|e| named(e, w.get_ref().path()))
-            }
+            Out::File(w) => write_escaped(w, buf).map_err(|e| named(e, w.get_ref().path())),
         }
     }
     fn flush(&mut self) -> io::Result<()> {

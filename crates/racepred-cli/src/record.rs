@@ -63,7 +63,12 @@ fn identity(p: &Path) -> Option<(u64, u64, i64, i64)> {
 /// format, one in a directory that does not exist (found before the program runs, not
 /// after), or the program itself.
 fn check_output(output: &Path, online: bool, program: &Path) -> Result<()> {
-    if !online && !matches!(Format::from_path(output), Some(Format::Binary | Format::Std)) {
+    if !online
+        && !matches!(
+            Format::from_path(output),
+            Some(Format::Binary | Format::Std)
+        )
+    {
         bail!(
             "{}: a trace file must end in .rpb (binary) or .std, optionally followed by .gz, .xz or .zst",
             output.display()
@@ -104,7 +109,11 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     }
     let program = PathBuf::from(&a.command[0]);
     if a.online.as_deref() != Some("pacer") {
-        for (id, flag) in [("rate", "--rate"), ("period", "--period"), ("seed", "--seed")] {
+        for (id, flag) in [
+            ("rate", "--rate"),
+            ("period", "--period"),
+            ("seed", "--seed"),
+        ] {
             if matches.is_some_and(|m| crate::checks::given(m, id)) {
                 bail!(
                     "{flag} applies to --online pacer only; it has no effect on {} (use --online pacer or drop {flag})",

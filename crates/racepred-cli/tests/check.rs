@@ -30,7 +30,9 @@ fn example_traces() -> Vec<std::path::PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "std"))
         .filter(|p| {
             let text = std::fs::read_to_string(p).unwrap();
-            !text.lines().any(|l| l.contains("->") || l.contains(")=") || l.contains("|br("))
+            !text
+                .lines()
+                .any(|l| l.contains("->") || l.contains(")=") || l.contains("|br("))
         })
         .collect();
     v.sort();
@@ -61,10 +63,21 @@ fn verdicts_on_the_example_traces_match_the_oracle() {
             .iter()
             .find(|r| r["extra"]["notion"] == "predictable")
             .unwrap();
-        let racy: BTreeSet<Key> = o["location_pairs"].as_array().unwrap().iter().map(key).collect();
+        let racy: BTreeSet<Key> = o["location_pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(key)
+            .collect();
         let dir = fresh_dir("check", &t.file_stem().unwrap().to_string_lossy());
-        let (code, out, err) = run(bin().arg("check").arg("--json").arg("--witness").arg(&dir).arg(&t));
-        let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {e}: {err}", t.display()));
+        let (code, out, err) = run(bin()
+            .arg("check")
+            .arg("--json")
+            .arg("--witness")
+            .arg(&dir)
+            .arg(&t));
+        let v: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{}: {e}: {err}", t.display()));
         let unknown = v["summary"]["unknown"].as_u64().unwrap();
         let want = match (racy.is_empty(), unknown) {
             (false, _) => 1,
@@ -77,22 +90,34 @@ fn verdicts_on_the_example_traces_match_the_oracle() {
             let k = key(w);
             match w["verdict"].as_str().unwrap() {
                 "race" => {
-                    let file = w["witness"].as_str().unwrap_or_else(|| {
-                        panic!("{}: race {k:?} without a witness", t.display())
-                    });
+                    let file = w["witness"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{}: race {k:?} without a witness", t.display()));
                     let (code, _, err) = run(bin().arg("replay").arg(&t).arg(file));
                     assert_eq!(code, 0, "{}: {file} does not replay: {err}", t.display());
                     races.insert(k);
                 }
-                "no-race" => assert!(!racy.contains(&k), "{}: no race claimed for {k:?}", t.display()),
-                "unknown" => assert!(w["reason"].is_string(), "{}: unknown without reason", t.display()),
+                "no-race" => assert!(
+                    !racy.contains(&k),
+                    "{}: no race claimed for {k:?}",
+                    t.display()
+                ),
+                "unknown" => assert!(
+                    w["reason"].is_string(),
+                    "{}: unknown without reason",
+                    t.display()
+                ),
                 other => panic!("verdict {other}"),
             }
         }
         assert_eq!(races, racy, "{}", t.display());
         let _ = std::fs::remove_dir_all(&dir);
     }
-    assert!(n - skipped >= 12, "only {} well-formed examples", n - skipped);
+    assert!(
+        n - skipped >= 12,
+        "only {} well-formed examples",
+        n - skipped
+    );
 }
 
 #[test]
@@ -100,7 +125,10 @@ fn text_json_sarif_and_exit_status() {
     let t = repo().join("examples/intro.std");
     let (code, out, _) = run(bin().arg("check").arg(&t));
     assert_eq!(code, 1);
-    assert!(out.starts_with("check: 3 location pairs in 13 events"), "{out}");
+    assert!(
+        out.starts_with("check: 3 location pairs in 13 events"),
+        "{out}"
+    );
     assert!(out.contains("race     write-read"), "{out}");
     assert!(out.contains("by syncp"), "{out}");
     let (_, out, _) = run(bin().arg("check").arg("--json").arg(&t));
@@ -163,7 +191,10 @@ fn syncp_witnesses_from_analyze_replay() {
     let (code, out, err) = run(bin().arg("replay").arg(&t).arg(&file));
     assert_eq!(code, 0, "{out}{err}");
     // --witness belongs to the analyses that write witnesses.
-    let (code, _, err) = run(bin().args(["analyze", "-a", "hb", "--witness"]).arg(&dir).arg(&t));
+    let (code, _, err) = run(bin()
+        .args(["analyze", "-a", "hb", "--witness"])
+        .arg(&dir)
+        .arg(&t));
     assert_eq!(code, 2);
     assert!(err.contains("syncp"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);

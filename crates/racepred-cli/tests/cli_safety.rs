@@ -548,7 +548,12 @@ fn a_trace_in_another_format_is_not_read_as_empty() {
     std::fs::copy(repo().join("examples/intro.std"), &rr).unwrap();
     let std_file = repo().join("examples/intro.std");
     let cases: Vec<Vec<std::ffi::OsString>> = vec![
-        vec!["analyze".into(), "-a".into(), "hb".into(), rr.clone().into()],
+        vec![
+            "analyze".into(),
+            "-a".into(),
+            "hb".into(),
+            rr.clone().into(),
+        ],
         vec!["validate".into(), rr.clone().into()],
         vec!["stats".into(), rr.clone().into()],
         vec![
@@ -596,7 +601,10 @@ fn nul_bytes_in_event_lines_are_an_error() {
         assert_ne!(code, 0, "{args:?}: {out}");
         assert!(!out.contains("well-formed"), "{args:?}: {out}");
         let all = format!("{out}{err}");
-        assert!(all.contains(":2: syntax: line contains NUL bytes"), "{args:?}: {all}");
+        assert!(
+            all.contains(":2: syntax: line contains NUL bytes"),
+            "{args:?}: {all}"
+        );
     }
 }
 
@@ -606,12 +614,18 @@ fn nul_bytes_in_event_lines_are_an_error() {
 fn jobs_all_and_record_options_are_checked() {
     let t = repo().join("examples/intro.std");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["analyze", "-a", "hb", "-j", "2"], "--jobs applies to lockset"),
+        (
+            vec!["analyze", "-a", "hb", "-j", "2"],
+            "--jobs applies to lockset",
+        ),
         (
             vec!["analyze", "-a", "lockset", "--all-pairs", "-j", "2"],
             "without --all-pairs",
         ),
-        (vec!["analyze", "-a", "pacer", "--all"], "--all-pairs applies to"),
+        (
+            vec!["analyze", "-a", "pacer", "--all"],
+            "--all-pairs applies to",
+        ),
     ];
     for (args, want) in cases {
         let (code, _, err) = run(bin().args(&args).arg(&t));
@@ -619,13 +633,32 @@ fn jobs_all_and_record_options_are_checked() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
     for args in [
-        vec!["record", "--online", "fasttrack", "--rate", "0.5", "--", "true"],
+        vec![
+            "record",
+            "--online",
+            "fasttrack",
+            "--rate",
+            "0.5",
+            "--",
+            "true",
+        ],
         vec!["record", "--online", "hb", "--period", "5", "--", "true"],
-        vec!["record", "--online", "fasttrack", "--seed", "5", "--", "true"],
+        vec![
+            "record",
+            "--online",
+            "fasttrack",
+            "--seed",
+            "5",
+            "--",
+            "true",
+        ],
     ] {
         let (code, _, err) = run(bin().args(&args));
         assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains("applies to --online pacer only"), "{args:?}: {err}");
+        assert!(
+            err.contains("applies to --online pacer only"),
+            "{args:?}: {err}"
+        );
     }
     let (code, grouped, _) = run(bin().args(["analyze", "-a", "lockset", "--json"]).arg(&t));
     assert_eq!(code, 1);
@@ -688,10 +721,7 @@ fn convert_drop_values_into_formats_without_branches() {
     let fig1 = repo().join("tests/traces/recipe_fig1.std");
     for out in ["out.rr", "out.csv"] {
         let p = d.join(out);
-        let (code, _, err) = run(bin()
-            .args(["convert", "--drop-values"])
-            .arg(&fig1)
-            .arg(&p));
+        let (code, _, err) = run(bin().args(["convert", "--drop-values"]).arg(&fig1).arg(&p));
         assert_eq!(code, 0, "{out}: {err}");
         let (code, json, err) = run(bin().args(["stats", "--json"]).arg(&p));
         assert_eq!(code, 0, "{out}: {err}");
@@ -714,10 +744,21 @@ fn record_refuses_outputs_that_would_destroy_or_fail_late() {
     let src = d.join("racy.c");
     std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
     let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
-        (vec!["-o".into(), prog.clone().into()], "a trace file must end in .rpb"),
-        (vec!["-o".into(), src.clone().into()], "a trace file must end in .rpb"),
         (
-            vec!["--online".into(), "hb".into(), "-o".into(), prog.clone().into()],
+            vec!["-o".into(), prog.clone().into()],
+            "a trace file must end in .rpb",
+        ),
+        (
+            vec!["-o".into(), src.clone().into()],
+            "a trace file must end in .rpb",
+        ),
+        (
+            vec![
+                "--online".into(),
+                "hb".into(),
+                "-o".into(),
+                prog.clone().into(),
+            ],
             "it is the program being recorded",
         ),
         (
@@ -743,12 +784,17 @@ fn record_refuses_outputs_that_would_destroy_or_fail_late() {
 fn messages_name_the_file_and_the_event() {
     let d = dir("messages");
     let t = repo().join("examples/intro.std");
-    let (code, _, err) = run(bin().args(["analyze", "-a", "hb", "-o", "/dev/full"]).arg(&t));
+    let (code, _, err) = run(bin()
+        .args(["analyze", "-a", "hb", "-o", "/dev/full"])
+        .arg(&t));
     assert_eq!(code, 2);
     assert!(err.contains("cannot write /dev/full"), "{err}");
     let (code, _, err) = run(bin().args(["generate", "-o"]).arg(d.join("g.golog")));
     assert_eq!(code, 2);
-    assert!(err.contains("--no-fork-join") && err.contains("g.golog"), "{err}");
+    assert!(
+        err.contains("--no-fork-join") && err.contains("g.golog"),
+        "{err}"
+    );
     assert!(!err.contains("racepred:  "), "{err}");
     let (code, _, err) = run(bin()
         .args(["generate", "--no-fork-join", "-o"])
@@ -793,9 +839,15 @@ fn pair_analyses_group_unless_all_pairs() {
         assert_eq!(code, 1, "{a}: {err}");
         let (code, all, err) = run(bin().args(["analyze", "--all-pairs", "-a", a]).arg(&t));
         assert_eq!(code, 1, "{a}: {err}");
-        assert!(grouped.contains("1 location pair (write-write 1"), "{a}: {grouped}");
+        assert!(
+            grouped.contains("1 location pair (write-write 1"),
+            "{a}: {grouped}"
+        );
         assert!(grouped.contains("2 racing accesses"), "{a}: {grouped}");
-        assert!(all.contains("4 race pairs at 1 location pair"), "{a}: {all}");
+        assert!(
+            all.contains("4 race pairs at 1 location pair"),
+            "{a}: {all}"
+        );
         let first = "(first: event 1 in T1, event 2 in T0)";
         assert!(grouped.contains(first), "{a}: {grouped}");
         assert!(all.contains(first), "{a}: {all}");

@@ -401,7 +401,10 @@ fn a_forked_child_writes_its_own_trace() {
     assert_eq!(code, 1, "{report}");
     let worker = format!("forky.c:{}:", line_of("forky.c", "RACE-CHILD"));
     let main = format!("forky.c:{}:", line_of("forky.c", "RACE-CHILD-MAIN"));
-    assert!(report.contains(&worker) && report.contains(&main), "{report}");
+    assert!(
+        report.contains(&worker) && report.contains(&main),
+        "{report}"
+    );
     let (code, report) = analyze(&dir.join("fk.rpb"), "hb");
     assert_eq!(code, 0, "{report}");
 }

@@ -28,7 +28,12 @@ fn wcp_scales_with_threads_forked_in_turn() {
     // One race at the end, so that the answer is checked too.
     text.push_str("T0|fork(T9000)|9\nT9000|w(z)|10\nT0|w(z)|11\nT0|join(T9000)|12\n");
     std::fs::write(&t, text).unwrap();
-    let (code, out, err) = run_within(30, bin().args(["analyze", "-a", "wcp", "-a", "hb", "--json"]).arg(&t));
+    let (code, out, err) = run_within(
+        30,
+        bin()
+            .args(["analyze", "-a", "wcp", "-a", "hb", "--json"])
+            .arg(&t),
+    );
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v[0]["racy_events"], v[1]["racy_events"], "{out}");

@@ -40,7 +40,10 @@ fn huge_budgets_and_timeouts_are_no_limit() {
     ] {
         let (code, out, err) = run_within(
             120,
-            bin().args(["analyze", "-a", "mcm"]).args(&args).arg(intro()),
+            bin()
+                .args(["analyze", "-a", "mcm"])
+                .args(&args)
+                .arg(intro()),
         );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(code, 1, "{args:?}: {out}{err}");
@@ -49,7 +52,9 @@ fn huge_budgets_and_timeouts_are_no_limit() {
     // Far more threads than can be made: a usage error, not an abort.
     let (code, _, err) = run_within(
         60,
-        bin().args(["analyze", "-a", "lockset", "-j", "20000"]).arg(intro()),
+        bin()
+            .args(["analyze", "-a", "lockset", "-j", "20000"])
+            .arg(intro()),
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--jobs must be at most"), "{err}");
@@ -90,7 +95,10 @@ fn a_spent_budget_is_reported_as_incomplete() {
         "{out}"
     );
     // A complete run says so too.
-    let (code, out, _) = run_within(120, bin().args(["analyze", "-a", "mcm", "--json"]).arg(intro()));
+    let (code, out, _) = run_within(
+        120,
+        bin().args(["analyze", "-a", "mcm", "--json"]).arg(intro()),
+    );
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["complete"], true, "{out}");
@@ -128,7 +136,10 @@ fn witness_files_say_what_relaxed_reads_read() {
     let wd = d.join("w");
     let (code, out, err) = run_within(
         120,
-        bin().args(["analyze", "-a", "recipe", "--witness"]).arg(&wd).arg(&fig1),
+        bin()
+            .args(["analyze", "-a", "recipe", "--witness"])
+            .arg(&wd)
+            .arg(&fig1),
     );
     assert_eq!(code, 1, "{out}{err}");
     // Race 2-5 (events 5 and 9): T2's read of y (event 7) reads 3 from line 1, not 5.
@@ -152,7 +163,9 @@ fn lenient_mcm_keeps_races_of_a_release_without_acquire() {
     std::fs::write(&t, "T0|fork(T1)|1\nT0|rel(L)|2\nT0|w(x)|3\nT1|w(x)|4\n").unwrap();
     let (code, out, err) = run_within(
         120,
-        bin().args(["analyze", "-a", "hb", "-a", "mcm", "--lenient", "--json"]).arg(&t),
+        bin()
+            .args(["analyze", "-a", "hb", "-a", "mcm", "--lenient", "--json"])
+            .arg(&t),
     );
     assert_eq!(code, 1, "{out}{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -183,12 +196,27 @@ fn the_budget_bounds_large_windows() {
     let (code, out, err) = run_within(
         120,
         bin()
-            .args(["analyze", "-a", "mcm", "--json", "--window", "4294967295", "--budget", "1"])
+            .args([
+                "analyze",
+                "-a",
+                "mcm",
+                "--json",
+                "--window",
+                "4294967295",
+                "--budget",
+                "1",
+            ])
             .arg(&t),
     );
     assert_eq!(code, 3, "{out}{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(v["incomplete"].as_str().unwrap().contains("--budget ran out"), "{out}");
+    assert!(
+        v["incomplete"]
+            .as_str()
+            .unwrap()
+            .contains("--budget ran out"),
+        "{out}"
+    );
     // A generous bound (reading and building the window take time too), far below the
     // listing's.
     let secs = v["extra"]["seconds"].as_f64().unwrap();
@@ -201,7 +229,9 @@ fn the_budget_bounds_large_windows() {
     std::fs::write(&t, text).unwrap();
     let (code, out, err) = run_within(
         60,
-        bin().args(["analyze", "-a", "mcm", "--window", "4294967295"]).arg(&t),
+        bin()
+            .args(["analyze", "-a", "mcm", "--window", "4294967295"])
+            .arg(&t),
     );
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("too large to encode"), "{out}");

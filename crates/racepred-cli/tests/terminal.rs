@@ -25,7 +25,11 @@ fn control_characters_from_traces_and_tables_are_escaped() {
     )
     .unwrap();
     let table = d.join("t.locs");
-    std::fs::write(&table, "2\t\u{1b}[2JFile.java:1:1\n3\t\u{1b}]0;title\u{7}B.java:2:1\n").unwrap();
+    std::fs::write(
+        &table,
+        "2\t\u{1b}[2JFile.java:1:1\n3\t\u{1b}]0;title\u{7}B.java:2:1\n",
+    )
+    .unwrap();
     for a in ["hb", "hbp", "lockset", "mcm"] {
         let (code, out, err) = run(bin()
             .args(["analyze", "-a", a, "--locations"])
@@ -52,6 +56,9 @@ fn control_characters_from_traces_and_tables_are_escaped() {
         let (code, out, err) = run(bin().args(&args).arg(&bad));
         assert_ne!(code, 0);
         assert!(clean(&out) && clean(&err), "{args:?}: {out:?} {err:?}");
-        assert!(format!("{out}{err}").contains("L\\u001b[2J"), "{args:?}: {out}{err}");
+        assert!(
+            format!("{out}{err}").contains("L\\u001b[2J"),
+            "{args:?}: {out}{err}"
+        );
     }
 }

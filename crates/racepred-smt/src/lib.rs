@@ -503,7 +503,6 @@ pub fn evidence(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> racepred::ve
     }
 }
 
-
 /// Why a run did not examine every candidate it had (`None`: it did): what was left out
 /// may hold races, so the report must not say "no races".
 fn incompleteness(c: &Counts, out_of_budget: bool) -> Option<String> {
@@ -515,7 +514,10 @@ fn incompleteness(c: &Counts, out_of_budget: bool) -> Option<String> {
         ));
     }
     if c.timeout > 0 {
-        why.push(format!("{} query(ies) timed out (--query-timeout)", c.timeout));
+        why.push(format!(
+            "{} query(ies) timed out (--query-timeout)",
+            c.timeout
+        ));
     }
     if c.too_large > 0 {
         why.push(format!(

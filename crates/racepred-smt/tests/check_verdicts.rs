@@ -52,6 +52,17 @@ fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
     decide(&cand, &[&syncp, &shbp, &osr], &[&trf], Some(&ev))
 }
 
+/// The location groups of the oracle's predictable pairs.
+fn racy_groups(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<GroupKey> {
+    pairs
+        .iter()
+        .map(|&(x, y)| {
+            let (e, f) = (&t.events[x as usize], &t.events[y as usize]);
+            (place(e), place(f), PairKind::of(e, f))
+        })
+        .collect()
+}
+
 fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
 }
@@ -67,14 +78,7 @@ proptest! {
     ) {
         let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let o = oracle::analyze(&t, &OracleConfig::default()).unwrap();
-        let racy: BTreeSet<GroupKey> = o
-            .predictable
-            .iter()
-            .map(|&(x, y)| {
-                let (e, f) = (&t.events[x as usize], &t.events[y as usize]);
-                (place(e), place(f), PairKind::of(e, f))
-            })
-            .collect();
+        let racy = racy_groups(&t, &o.predictable);
         let v = verdicts(&t, 10_000);
         let vt = ValueTrace::from_trace(t.clone());
         let concrete = vt.concrete().unwrap();
@@ -103,14 +107,7 @@ proptest! {
         let t = from_actions(threads, 2, 2, &a);
         prop_assume!(t.len() > 4);
         let o = oracle::analyze(&t, &OracleConfig::default()).unwrap();
-        let racy: BTreeSet<GroupKey> = o
-            .predictable
-            .iter()
-            .map(|&(x, y)| {
-                let (e, f) = (&t.events[x as usize], &t.events[y as usize]);
-                (place(e), place(f), PairKind::of(e, f))
-            })
-            .collect();
+        let racy = racy_groups(&t, &o.predictable);
         let v = verdicts(&t, 4);
         for w in v.warnings.iter().filter(|w| w.verdict == VerdictKind::NoRace) {
             prop_assert!(w.by.starts_with("trf:"), "{}", w.by);

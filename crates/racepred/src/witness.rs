@@ -184,7 +184,10 @@ fn render_with(vt: &ValueTrace, w: &Witness, header: &str, values: &FxHashMap<u6
     for &n in &w.schedule {
         if let (Some(&v), Some(rec)) = (values.get(&n), recorded_read(vt, n)) {
             if v != rec {
-                let _ = writeln!(s, "# in this schedule the read below reads {v} (the trace recorded {rec})");
+                let _ = writeln!(
+                    s,
+                    "# in this schedule the read below reads {v} (the trace recorded {rec})"
+                );
             }
         }
         let _ = writeln!(s, "#@ {n}\n{}", event_line(vt, n));
@@ -724,12 +727,7 @@ pub fn recorded_read(vt: &ValueTrace, n: u64) -> Option<i64> {
 /// The witness as an STD file, as [`render`], with a comment before each read of the
 /// schedule that reads another value than the trace recorded (the event lines themselves
 /// stay the trace's, so that [`parse`] can check them).
-pub fn render_replayed(
-    vt: &ValueTrace,
-    concrete: &Concrete,
-    w: &Witness,
-    header: &str,
-) -> String {
+pub fn render_replayed(vt: &ValueTrace, concrete: &Concrete, w: &Witness, header: &str) -> String {
     let values = read_values(vt, concrete, w).unwrap_or_default();
     render_with(vt, w, header, &values)
 }

@@ -16,11 +16,11 @@ use racepred::analysis::{self, syncp::SyncP, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
 use racepred::report::RaceReport;
-use racepred::trace::values::ValueTrace;
 use racepred::trace::std_format::StdReader;
+use racepred::trace::values::ValueTrace;
 use racepred::trace::{Event, LocId, Op, Trace};
-use std::collections::{BTreeSet, HashSet};
 use racepred::witness;
+use std::collections::{BTreeSet, HashSet};
 
 fn syncp(t: &Trace, all_pairs: bool) -> RaceReport {
     analysis::run_one(t, Box::new(SyncP::new(all_pairs, true)))
@@ -58,7 +58,6 @@ fn witnesses_replay(t: &Trace, r: &RaceReport) -> Result<(), String> {
     Ok(())
 }
 
-
 /// The sync-preserving races of a small trace by exhaustive search: states are the
 /// threads' positions and the last writer of each variable, volatile variable and
 /// condition; an acquire runs only if no later acquire of its lock (in the trace) has run
@@ -71,7 +70,11 @@ fn brute_sync_preserving(t: &Trace) -> BTreeSet<(u64, u64)> {
     let nt = ev
         .iter()
         .map(|e| {
-            let o = if matches!(e.op, Op::Fork | Op::Join) { e.target + 1 } else { 0 };
+            let o = if matches!(e.op, Op::Fork | Op::Join) {
+                e.target + 1
+            } else {
+                0
+            };
             (e.thread.0 + 1).max(o)
         })
         .max()
@@ -109,8 +112,14 @@ fn brute_sync_preserving(t: &Trace) -> BTreeSet<(u64, u64)> {
         if !seen.insert((pos.clone(), lw.clone())) {
             continue;
         }
-        let executed = |i: usize| pos[ev[i].thread.index()] > seq[ev[i].thread.index()].iter().position(|&j| j == i).unwrap();
-        let started = |u: usize| fork_of[u].is_none_or(|f| executed(f));
+        let executed = |i: usize| {
+            pos[ev[i].thread.index()]
+                > seq[ev[i].thread.index()]
+                    .iter()
+                    .position(|&j| j == i)
+                    .unwrap()
+        };
+        let started = |u: usize| fork_of[u].is_none_or(&executed);
         let next = |u: usize| seq[u].get(pos[u]).copied();
         for a in 0..nt {
             for b in a + 1..nt {
@@ -149,7 +158,8 @@ fn brute_sync_preserving(t: &Trace) -> BTreeSet<(u64, u64)> {
                         }
                     }
                     let reentrant = depth.get(&(u, e.target)).copied().unwrap_or(0) > 0;
-                    let held_by_other = (0..nt).any(|v| v != u && depth.get(&(v, e.target)).copied().unwrap_or(0) > 0);
+                    let held_by_other = (0..nt)
+                        .any(|v| v != u && depth.get(&(v, e.target)).copied().unwrap_or(0) > 0);
                     reentrant || (!held_by_other && !later_ran)
                 }
                 Op::Read | Op::VolatileRead | Op::Wait => {
@@ -317,7 +327,8 @@ fn osr_reverses_a_critical_section() {
 /// section races with the read: `T1`'s critical section need not run at all.
 #[test]
 fn reversal_is_not_sync_preserving_skipping_is() {
-    let text = "T1|w(x)|1\nT1|acq(l)|2\nT1|w(x)|3\nT1|rel(l)|4\nT2|acq(l)|5\nT2|r(x)|6\nT2|rel(l)|7\n";
+    let text =
+        "T1|w(x)|1\nT1|acq(l)|2\nT1|w(x)|3\nT1|rel(l)|4\nT2|acq(l)|5\nT2|r(x)|6\nT2|rel(l)|7\n";
     let t = Trace::read_from(&mut StdReader::new(text.as_bytes())).unwrap();
     let r = syncp(&t, true);
     assert_eq!(r.pair_set(), brute_sync_preserving(&t));

@@ -16,9 +16,9 @@ pub mod wcp;
 pub mod fasttrack;
 pub mod hb;
 pub mod hbp;
+pub mod osr;
 pub mod rdit;
 pub mod shb;
-pub mod osr;
 pub mod syncp;
 
 use crate::clock::{TreeClock, VectorClock};

@@ -169,7 +169,9 @@ pub(super) fn schedule(kept: &Kept, cut: &[u32], opens: &[Open]) -> Option<Vec<u
     while order.len() < total {
         let mut best: Option<(u32, usize)> = None;
         for v in 0..nt {
-            let Some(&i) = seq(v).get(pos[v]) else { continue };
+            let Some(&i) = seq(v).get(pos[v]) else {
+                continue;
+            };
             if best.is_some_and(|(b, _)| b < i) {
                 continue;
             }

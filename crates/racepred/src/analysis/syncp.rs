@@ -214,8 +214,11 @@ pub struct SyncP {
     osr_unscheduled: u64,
     /// TRF-candidate mode ([`SyncP::trf_candidates`]): per variable, per thread, the latest
     /// access of each (location, kind).
-    trf: Option<Vec<Vec<(u32, Vec<TrfAccess>)>>>,
+    trf: Option<Vec<TrfVar>>,
 }
+
+/// TRF-candidate mode: one variable's accesses, per thread (thread, its latest accesses).
+type TrfVar = Vec<(u32, Vec<TrfAccess>)>;
 
 /// The latest access of one (thread, variable, location, kind) in TRF-candidate mode.
 #[derive(Clone, Copy, Debug)]
@@ -320,7 +323,10 @@ impl SyncP {
             }
         };
         let mine = &mut table[x][slot].1;
-        match mine.iter_mut().find(|a| a.loc == ev.loc && a.write == write) {
+        match mine
+            .iter_mut()
+            .find(|a| a.loc == ev.loc && a.write == write)
+        {
             Some(a) => *a = acc,
             None => mine.push(acc),
         }
@@ -368,11 +374,19 @@ impl SyncP {
         let ts = &mut self.threads[t];
         if let Some(last) = ts.versions.last_mut() {
             if last.from == from {
-                *last = Span { from, off, len: len as u32 };
+                *last = Span {
+                    from,
+                    off,
+                    len: len as u32,
+                };
                 return;
             }
         }
-        ts.versions.push(Span { from, off, len: len as u32 });
+        ts.versions.push(Span {
+            from,
+            off,
+            len: len as u32,
+        });
     }
 
     /// Joins `src`'s clock at event `k` (and the event itself) into `t`'s clock; true if it
@@ -433,7 +447,9 @@ impl SyncP {
 
     /// Closes `cut` under TRF only (program order, fork, join, reads-from).
     fn close_trf(&self, cut: &mut [u32]) {
-        let mut work: Vec<u32> = (0..cut.len() as u32).filter(|&v| cut[v as usize] > 0).collect();
+        let mut work: Vec<u32> = (0..cut.len() as u32)
+            .filter(|&v| cut[v as usize] > 0)
+            .collect();
         while let Some(v) = work.pop() {
             let v = v as usize;
             for (w, &x) in self.clock_of(v, cut[v]).iter().enumerate() {
@@ -483,19 +499,19 @@ impl SyncP {
                 return None;
             }
             let mut grew = false;
-            for v in 0..n {
-                if cut[v] == 0 {
+            for (v, edge) in cut.iter_mut().enumerate() {
+                if *edge == 0 {
                     continue;
                 }
-                let mut to = cut[v];
-                for &(list, idx) in self.held_at(v, cut[v]) {
+                let mut to = *edge;
+                for &(list, idx) in self.held_at(v, *edge) {
                     let cs = self.cs_lists[list as usize].sections[idx as usize];
                     if cs.rel != NONE && !contains(self, v, cs.rel) {
                         to = to.max(cs.rel);
                     }
                 }
-                if to > cut[v] {
-                    cut[v] = to;
+                if to > *edge {
+                    *edge = to;
                     grew = true;
                 }
             }
@@ -506,11 +522,11 @@ impl SyncP {
         }
         // At most one open critical section per lock.
         let mut opens: Vec<(Open, u64)> = Vec::new();
-        for v in 0..n {
-            if cut[v] == 0 {
+        for (v, &edge) in cut.iter().enumerate() {
+            if edge == 0 {
                 continue;
             }
-            for &(list, idx) in self.held_at(v, cut[v]) {
+            for &(list, idx) in self.held_at(v, edge) {
                 let cs = self.cs_lists[list as usize].sections[idx as usize];
                 let lock = self.cs_lists[list as usize].lock;
                 if opens.iter().any(|(o, _)| o.lock == lock) {
@@ -649,7 +665,13 @@ impl SyncP {
 
     fn report(&mut self, e1: Event, p1: u64, e2: Event, p2: u64, cut: &[u32], sched: Vec<u64>) {
         let pair = RacePair::new(p1, e1, p2, e2);
-        let keep = |c: &[u32]| if sched.is_empty() { c.to_vec() } else { Vec::new() };
+        let keep = |c: &[u32]| {
+            if sched.is_empty() {
+                c.to_vec()
+            } else {
+                Vec::new()
+            }
+        };
         if self.all_pairs {
             self.pairs.push(pair);
             if self.cuts {
@@ -872,7 +894,11 @@ impl SyncP {
             }
         };
         let b = &mut vs.by_thread[slot];
-        let list = if ev.op == Op::Write { &mut b.2 } else { &mut b.1 };
+        let list = if ev.op == Op::Write {
+            &mut b.2
+        } else {
+            &mut b.1
+        };
         let c = Cand {
             local: k,
             loc: ev.loc,
@@ -989,7 +1015,8 @@ impl Analysis for SyncP {
             self.collect(index);
             // A collection walks every variable: at most one per 8 accesses of a variable
             // on average, so its cost stays linear in the events.
-            self.until_collect = COLLECT_EVERY.max(self.vars.len().saturating_mul(8).min(u32::MAX as usize) as u32);
+            self.until_collect =
+                COLLECT_EVERY.max(self.vars.len().saturating_mul(8).min(u32::MAX as usize) as u32);
         }
         let ts = self.thread(t);
         if !ts.seen {
@@ -1024,7 +1051,11 @@ impl Analysis for SyncP {
             Op::VolatileWrite => set_last(&mut self.last_vw, ev.target as usize, (t, k)),
             Op::Signal => set_last(&mut self.last_sig, ev.target as usize, (t, k)),
             Op::VolatileRead | Op::Wait => {
-                let table = if ev.op == Op::Wait { &self.last_sig } else { &self.last_vw };
+                let table = if ev.op == Op::Wait {
+                    &self.last_sig
+                } else {
+                    &self.last_vw
+                };
                 let src = table.get(ev.target as usize).copied();
                 self.reads_from(ti, k, src.unwrap_or((NONE, 0)));
             }

@@ -160,6 +160,21 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
     }
 }
 
+/// `VAR between LOC (THREAD, event N) and LOC (THREAD, event M)` for a pair's message.
+fn between(ctx: &ReportContext<'_>, p: &crate::report::RacePair) -> String {
+    let (names, locs) = (ctx.names, ctx.locs());
+    format!(
+        "{} between {} ({}, {}) and {} ({}, {})",
+        names.var(p.first_event.var()),
+        locs.show(p.first_event.loc),
+        names.thread(p.first_event.thread),
+        event_at(ctx, p.first),
+        locs.show(p.second_event.loc),
+        names.thread(p.second_event.thread),
+        event_at(ctx, p.second),
+    )
+}
+
 /// The SARIF result of a race pair: at its second event, the first as related location.
 fn pair_result(
     ctx: &ReportContext<'_>,
@@ -196,14 +211,9 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
         let p = &r.pairs[g.first_pair];
         let var = names.var(p.first_event.var());
         let text = format!(
-            "{} race on {var} between {} ({}, {}) and {} ({}, {}); {} occurrence{}",
+            "{} race on {}; {} occurrence{}",
             p.kind.name(),
-            locs.show(p.first_event.loc),
-            names.thread(p.first_event.thread),
-            event_at(ctx, p.first),
-            locs.show(p.second_event.loc),
-            names.thread(p.second_event.thread),
-            event_at(ctx, p.second),
+            between(ctx, p),
             g.count,
             if g.count == 1 { "" } else { "s" },
         );
@@ -297,7 +307,6 @@ pub fn sarif_log(reports: &[RaceReport], ctx: &ReportContext<'_>) -> Value {
 pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, events: u64) -> Value {
     use crate::verdict::VerdictKind;
     let names = ctx.names;
-    let locs = ctx.locs();
     let results: Vec<Value> = v
         .warnings
         .iter()
@@ -312,16 +321,7 @@ pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, eve
                     format!("unknown: {}", w.reason.as_deref().unwrap_or("")),
                 ),
             };
-            let text = format!(
-                "{} on {var} between {} ({}, {}) and {} ({}, {}): {why}",
-                p.kind.name(),
-                locs.show(p.first_event.loc),
-                names.thread(p.first_event.thread),
-                event_at(ctx, p.first),
-                locs.show(p.second_event.loc),
-                names.thread(p.second_event.thread),
-                event_at(ctx, p.second),
-            );
+            let text = format!("{} on {}: {why}", p.kind.name(), between(ctx, p));
             let mut props = json!({
                 "verdict": w.verdict.name(), "first": p.first, "second": p.second,
                 "variable": var,

@@ -52,6 +52,21 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
     }
 }
 
+/// `VAR at LOC -> LOC  (first: event N in T, event M in U)`: a pair in a report line.
+fn pair_at(ctx: &ReportContext<'_>, p: &super::RacePair) -> String {
+    let (names, locs) = (ctx.names, ctx.locs());
+    format!(
+        "{} at {} -> {}  (first: {} in {}, {} in {})",
+        names.var(p.first_event.var()),
+        locs.show(p.first_event.loc),
+        locs.show(p.second_event.loc),
+        event_at(ctx, p.first),
+        names.thread(p.first_event.thread),
+        event_at(ctx, p.second),
+        names.thread(p.second_event.thread),
+    )
+}
+
 /// The `locations: FILE (N of M trace locations mapped)` line, when a table is in use.
 fn write_table_line<W: Write + ?Sized>(w: &mut W, ctx: &ReportContext<'_>) -> io::Result<()> {
     if let (Some(name), Some(t)) = (ctx.table_name(), ctx.locations) {
@@ -150,16 +165,10 @@ pub fn write_report<W: Write + ?Sized>(
             let p = &r.pairs[g.first_pair];
             write!(
                 w,
-                "  {:>width$}x  {:<11}  {} at {} -> {}  (first: {} in {}, {} in {})",
+                "  {:>width$}x  {:<11}  {}",
                 g.count,
                 p.kind.name(),
-                names.var(p.first_event.var()),
-                locs.show(p.first_event.loc),
-                locs.show(p.second_event.loc),
-                event_at(ctx, p.first),
-                names.thread(p.first_event.thread),
-                event_at(ctx, p.second),
-                names.thread(p.second_event.thread),
+                pair_at(ctx, p)
             )?;
             if let Some(v) = p.verdict {
                 write!(w, "  [{}]", verdict_name(v))?;
@@ -233,7 +242,6 @@ pub fn write_verdicts<W: Write + ?Sized>(
     events: u64,
 ) -> io::Result<()> {
     use crate::verdict::VerdictKind;
-    let (names, locs) = (ctx.names, ctx.locs());
     write_table_line(w, ctx)?;
     let (race, no, unknown) = v.counts();
     writeln!(
@@ -247,16 +255,10 @@ pub fn write_verdicts<W: Write + ?Sized>(
         let p = &x.pair;
         writeln!(
             w,
-            "  {:<8} {:<11} {} at {} -> {}  (first: {} in {}, {} in {})",
+            "  {:<8} {:<11} {}",
             x.verdict.name(),
             p.kind.name(),
-            names.var(p.first_event.var()),
-            locs.show(p.first_event.loc),
-            locs.show(p.second_event.loc),
-            event_at(ctx, p.first),
-            names.thread(p.first_event.thread),
-            event_at(ctx, p.second),
-            names.thread(p.second_event.thread),
+            pair_at(ctx, p)
         )?;
         match x.verdict {
             VerdictKind::Race => match &x.witness {
