@@ -1,8 +1,9 @@
 //! `racepred check TRACE`: a verdict for every warning ([`racepred::verdict`]).
 //!
-//! Stages, each shown on the progress line: (1) one pass of the candidate analysis
-//! (`tsan-hybrid`) and the fast sound ones (`syncp`, `shbp`, `osr`) over the trace in memory;
-//! (2) the SMT predictor (`mcm`) within `--budget`, only if some candidate is still open;
+//! Stages, each shown on the progress line: (1) one streaming pass of the candidate analysis
+//! (`tsan-hybrid`), the proof of absence (`trf`) and the fast sound ones (`syncp`, `shbp`,
+//! `osr`); then, only if needed, the trace is read into memory for
+//! (2) the SMT predictor (`mcm`) within `--budget`, if some candidate is still open;
 //! (3) the verdicts, with a witness file per race when `--witness DIR` is given.
 
 use std::io::Write;
@@ -39,11 +40,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         .map(locations::source_root)
         .transpose()?;
     let mut progress = Progress::new();
-    progress.message("check: reading the trace");
-    let vt = crate::smt::read_value_trace(&a.input)?;
-    let trace = &vt.trace;
 
-    // Stage 1: candidates and the fast sound analyses, one pass.
+    // Stage 1: candidates and the fast sound analyses, one streaming pass.
     progress.message("check: tsan-hybrid, trf, shbp, syncp, osr");
     let opts = AnalysisOptions {
         group_racy: true,
@@ -63,8 +61,17 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     } else {
         Validation::Strict
     };
-    let mut src = trace.source();
-    let summary = analysis::run_pipelined(&mut src, &mut plan.analyses, validation, |_, _| {})
+    // Standard input can be read once: into memory, then.
+    let stdin_trace = if a.input.trace == Path::new("-") {
+        Some(crate::smt::read_value_trace(&a.input)?)
+    } else {
+        None
+    };
+    let mut src: Box<dyn racepred::trace::EventSource + Send + '_> = match &stdin_trace {
+        Some(vt) => Box::new(vt.trace.source()),
+        None => crate::commands::open_input(&a.input)?,
+    };
+    let summary = analysis::run_pipelined(&mut *src, &mut plan.analyses, validation, |_, _| {})
         .map_err(|e| e.in_file(&a.input.trace))?;
     for v in summary.violations.iter().take(10) {
         eprintln!(
@@ -72,7 +79,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
             v.to_error().in_file(&a.input.trace)
         );
     }
-    let names = &trace.names;
+    let names = src.names();
     locations::check_coverage(table.as_ref(), names);
     let mut reports = plan.finish(names, summary.events);
     let osr = reports.pop().expect("five reports");
@@ -95,12 +102,25 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         .map(|p| p.group_key())
         .filter(|k| !proved.contains(k) && trf_groups.contains(k))
         .count();
-    let smt = if a.no_smt {
-        Some(not_run("--no-smt"))
-    } else if open == 0 {
-        None
-    } else {
-        Some(smt_stage(&a, &vt, open, &mut progress)?)
+    // The SMT stage and the witness files need the whole trace (with its values) in memory:
+    // read it only then.
+    let races = candidates.pairs.iter().any(|p| proved.contains(&p.group_key()));
+    let need_trace = (open > 0 && !a.no_smt) || (a.witness.is_some() && races);
+    let read;
+    let vt = match &stdin_trace {
+        Some(vt) => Some(vt),
+        None if need_trace => {
+            progress.message("check: reading the trace into memory");
+            read = crate::smt::read_value_trace(&a.input)?;
+            Some(&read)
+        }
+        None => None,
+    };
+    let smt = match vt {
+        _ if a.no_smt => Some(not_run("--no-smt")),
+        _ if open == 0 => None,
+        Some(vt) => Some(smt_stage(&a, vt, open, &mut progress)?),
+        None => unreachable!("the trace is read when a candidate is open"),
     };
     progress.finish();
     let mut v = verdict::decide(&candidates, &sound, &[&trf], smt.as_ref());
@@ -109,8 +129,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
             .push("every candidate was decided by syncp, shbp, osr or trf: no SMT stage".into());
     }
 
-    // Witness files of the syncp races.
-    if let Some(dir) = &a.witness {
+    // Witness files of the syncp and osr races.
+    if let (Some(dir), Some(vt)) = (&a.witness, vt) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for w in v
             .warnings
@@ -119,9 +139,9 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         {
             if let Some(cut) = &w.cut {
                 let (e, f) = (cut.first, cut.second);
-                let sched = witness::of_cut(trace, cut);
+                let sched = witness::of_cut(&vt.trace, cut);
                 let file = dir.join(format!("{}-{e}-{f}.std", w.by));
-                write_witness(&vt, &sched, &file, &w.by, &a.input.trace)?;
+                write_witness(vt, &sched, &file, &w.by, &a.input.trace)?;
                 w.witness = Some(file.display().to_string());
             }
         }
@@ -130,7 +150,12 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     let path = a.input.trace.display().to_string();
     let mut ctx = report::ReportContext::new(&path, names);
     ctx.locations = table.as_ref();
-    ctx.lines = report::EventLines::of_trace(&trace.lines);
+    let shown = || {
+        (v.warnings.iter())
+            .flat_map(|w| [w.pair.first, w.pair.second])
+            .collect()
+    };
+    ctx.lines = locations::lines_after_stream(&a.input, src.position().line, summary.events, shown)?;
     if let Some((root, index)) = &source_root {
         ctx.source_root = Some(root);
         ctx.source_index = Some(index);

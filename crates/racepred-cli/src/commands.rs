@@ -59,7 +59,7 @@ pub fn format_of(f: FormatArg) -> Format {
     }
 }
 
-fn open_input(input: &Input) -> Result<Box<dyn EventSource + Send>> {
+pub(crate) fn open_input(input: &Input) -> Result<Box<dyn EventSource + Send>> {
     open_trace(&input.trace, input.format, input.max_line, input.no_mmap)
 }
 
