@@ -104,7 +104,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         .count();
     // The SMT stage and the witness files need the whole trace (with its values) in memory:
     // read it only then.
-    let races = candidates.pairs.iter().any(|p| proved.contains(&p.group_key()));
+    let races = candidates
+        .pairs
+        .iter()
+        .any(|p| proved.contains(&p.group_key()));
     let need_trace = (open > 0 && !a.no_smt) || (a.witness.is_some() && races);
     let read;
     let vt = match &stdin_trace {
@@ -155,7 +158,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
             .flat_map(|w| [w.pair.first, w.pair.second])
             .collect()
     };
-    ctx.lines = locations::lines_after_stream(&a.input, src.position().line, summary.events, shown)?;
+    ctx.lines =
+        locations::lines_after_stream(&a.input, src.position().line, summary.events, shown)?;
     if let Some((root, index)) = &source_root {
         ctx.source_root = Some(root);
         ctx.source_index = Some(index);
