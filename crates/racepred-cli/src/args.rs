@@ -106,14 +106,10 @@ pub struct CheckArgs {
     pub input: Input,
     #[command(flatten)]
     pub output: Output,
-    /// Print SARIF 2.1.0 instead of text: races as errors, unknown pairs as warnings.
-    #[arg(long, conflicts_with = "json")]
-    pub sarif: bool,
+    #[command(flatten)]
+    pub sarif: SarifArgs,
     #[command(flatten)]
     pub locations: crate::locations::LocationArgs,
-    /// SARIF: write source paths relative to DIR.
-    #[arg(long, value_name = "DIR", requires = "sarif")]
-    pub source_root: Option<PathBuf>,
     /// Write a witness schedule for each race into DIR (`racepred replay TRACE FILE`
     /// checks one without trusting racepred).
     #[arg(long, value_name = "DIR")]
@@ -142,6 +138,28 @@ pub struct ReplayArgs {
     pub input: Input,
     /// The witness file (STD with `#@ N` event numbers).
     pub witness: PathBuf,
+}
+
+/// SARIF output, shared by `analyze` and `check`.
+#[derive(Args, Debug, Clone)]
+pub struct SarifArgs {
+    /// Print SARIF 2.1.0 (for editors and code hosts) instead of text.
+    #[arg(long, conflicts_with = "json")]
+    pub sarif: bool,
+    /// SARIF: write source paths relative to DIR (the `SRCROOT` base id, mapped to DIR); a
+    /// bare `File.java` becomes the one path under DIR that ends with it.
+    #[arg(long, value_name = "DIR", requires = "sarif")]
+    pub source_root: Option<PathBuf>,
+}
+
+impl SarifArgs {
+    /// The `--source-root` directory and its index of source files, if given.
+    pub fn source_root(&self) -> anyhow::Result<Option<(PathBuf, racepred::report::SourceIndex)>> {
+        self.source_root
+            .as_deref()
+            .map(crate::locations::source_root)
+            .transpose()
+    }
 }
 
 /// Input options shared by commands that read a trace.
@@ -187,20 +205,15 @@ pub struct AnalyzeArgs {
     pub input: Input,
     /// Analysis to run; repeat for several (all run in one pass over the trace).
     /// One of: hb, fasttrack, hbp, shb, shbp, wcp, lockset, tsan-hybrid, w3po, sshb, rdit, pacer,
-    /// syncp, and the SMT predictors mcm, recipe, recipe-alt.
+    /// syncp, osr, trf, and the SMT predictors mcm, recipe, recipe-alt.
     #[arg(short, long = "analysis", value_name = "NAME", required = true)]
     pub analyses: Vec<String>,
     #[command(flatten)]
     pub output: Output,
-    /// Print SARIF 2.1.0 (for editors and code hosts) instead of text.
-    #[arg(long, conflicts_with = "json")]
-    pub sarif: bool,
+    #[command(flatten)]
+    pub sarif: SarifArgs,
     #[command(flatten)]
     pub locations: crate::locations::LocationArgs,
-    /// SARIF: write source paths relative to DIR (the `SRCROOT` base id, mapped to DIR); a
-    /// bare `File.java` becomes the one path under DIR that ends with it.
-    #[arg(long, value_name = "DIR", requires = "sarif")]
-    pub source_root: Option<PathBuf>,
     /// Warn about an ill-formed trace and go on instead of refusing it.
     #[arg(long)]
     pub lenient: bool,

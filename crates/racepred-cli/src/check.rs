@@ -21,6 +21,7 @@ use racepred_smt::{SmtConfig, SmtKind};
 use crate::args::CheckArgs;
 use crate::outfile::{refuse_inputs, Out};
 use crate::progress::Progress;
+use crate::smt::write_witness;
 use crate::{checks, locations};
 
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
@@ -34,11 +35,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         );
     }
     let table = locations::load(&a.locations, &a.input.trace)?;
-    let source_root = a
-        .source_root
-        .as_deref()
-        .map(locations::source_root)
-        .transpose()?;
+    let source_root = a.sarif.source_root()?;
     let mut progress = Progress::new();
 
     // Stage 1: candidates and the fast sound analyses, one streaming pass.
@@ -141,10 +138,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
             .filter(|w| w.verdict == VerdictKind::Race)
         {
             if let Some(cut) = &w.cut {
-                let (e, f) = (cut.first, cut.second);
                 let sched = witness::of_cut(&vt.trace, cut);
-                let file = dir.join(format!("{}-{e}-{f}.std", w.by));
-                write_witness(vt, &sched, &file, &w.by, &a.input.trace)?;
+                let file = write_witness(vt, None, &sched, dir, &w.by, &a.input.trace)?;
                 w.witness = Some(file.display().to_string());
             }
         }
@@ -166,7 +161,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     }
     let mut out = Out::create(a.output.output.as_deref())?;
     let events = summary.events;
-    if a.sarif {
+    if a.sarif.sarif {
         serde_json::to_writer_pretty(&mut out, &report::sarif::verdicts_sarif(&v, &ctx, events))?;
         writeln!(out)?;
     } else if a.output.json {
@@ -224,31 +219,10 @@ fn smt_stage(
     if let Some(dir) = &a.witness {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for race in &out.races {
-            let (e, f) = race.witness.race;
-            let file = dir.join(format!("mcm-{e}-{f}.std"));
-            write_witness(vt, &race.witness, &file, "mcm", &a.input.trace)?;
-            witnesses.insert((e, f), file.display().to_string());
+            let file = write_witness(vt, None, &race.witness, dir, "mcm", &a.input.trace)?;
+            witnesses.insert(race.witness.race, file.display().to_string());
         }
     }
     ev.witnesses = witnesses;
     Ok(ev)
-}
-
-fn write_witness(
-    vt: &racepred::trace::values::ValueTrace,
-    w: &witness::Witness,
-    file: &Path,
-    by: &str,
-    trace: &Path,
-) -> Result<()> {
-    let (e, f) = w.race;
-    let header = format!(
-        "racepred witness: {by} race between events {e} and {f} of {}\n\
-         check it with: racepred replay {} {}",
-        trace.display(),
-        trace.display(),
-        file.display()
-    );
-    std::fs::write(file, witness::render(vt, w, &header))
-        .with_context(|| format!("cannot write {}", file.display()))
 }

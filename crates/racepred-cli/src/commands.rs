@@ -616,11 +616,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     let jobs = checks::jobs(matches, a.jobs.map_or(1, |n| n.get()), a.all_pairs)?;
     let mut plan = analysis::Plan::new(&kinds, &opts, jobs)?;
     let table = locations::load(&a.locations, &a.input.trace)?;
-    let source_root = a
-        .source_root
-        .as_deref()
-        .map(locations::source_root)
-        .transpose()?;
+    let source_root = a.sarif.source_root()?;
     // The SMT predictors need the whole trace with its values: read it into memory and feed
     // the streaming analyses from there too, so that every report shares one name table.
     // Witnesses given as cuts (`syncp --witness DIR`) are rendered from the trace in memory.
@@ -692,7 +688,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
         ctx.source_root = Some(root);
         ctx.source_index = Some(index);
     }
-    write_reports(&reports, &ctx, &a.output, a.sarif)?;
+    write_reports(&reports, &ctx, &a.output, a.sarif.sarif)?;
     Ok(if reports.iter().any(|r| r.has_races()) {
         ExitCode::from(1)
     } else if reports.iter().any(|r| r.incomplete.is_some()) {

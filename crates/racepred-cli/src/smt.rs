@@ -160,22 +160,14 @@ pub fn run(
     if let Some(dir) = opts.witness_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for race in &out.races {
-            let (e, f) = race.witness.race;
-            let file = dir.join(format!("{}-{e}-{f}.std", kind.name()));
-            let header = format!(
-                "racepred witness: {} race between events {e} and {f} of {}\n\
-                 check it with: racepred replay {} {}",
+            write_witness(
+                vt,
+                concrete.as_ref(),
+                &race.witness,
+                dir,
                 kind.name(),
-                trace_path.display(),
-                trace_path.display(),
-                file.display()
-            );
-            let text = match &concrete {
-                Some(c) => witness::render_replayed(vt, c, &race.witness, &header),
-                None => witness::render(vt, &race.witness, &header),
-            };
-            std::fs::write(&file, text)
-                .with_context(|| format!("cannot write {}", file.display()))?;
+                trace_path,
+            )?;
         }
         report.notes.push(format!(
             "{} witness file(s) in {} (racepred replay TRACE FILE checks one)",
@@ -189,6 +181,33 @@ pub fn run(
     Ok(report)
 }
 
+/// Writes witness `w` of a race found by `by` as `DIR/BY-E-F.std` (with the values relaxed
+/// reads read in it, given the trace's concrete values) and returns the file's path.
+pub fn write_witness(
+    vt: &ValueTrace,
+    concrete: Option<&racepred::trace::values::Concrete>,
+    w: &witness::Witness,
+    dir: &Path,
+    by: &str,
+    trace_path: &Path,
+) -> Result<std::path::PathBuf> {
+    let (e, f) = w.race;
+    let file = dir.join(format!("{by}-{e}-{f}.std"));
+    let header = format!(
+        "racepred witness: {by} race between events {e} and {f} of {}\n\
+         check it with: racepred replay {} {}",
+        trace_path.display(),
+        trace_path.display(),
+        file.display()
+    );
+    let text = match concrete {
+        Some(c) => witness::render_replayed(vt, c, w, &header),
+        None => witness::render(vt, w, &header),
+    };
+    std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    Ok(file)
+}
+
 /// Writes the witness of each pair of `report` given as a cut ([`RaceReport::cuts`], e.g.
 /// `syncp`) into `dir`, one STD file per pair, and notes where they are.
 pub fn write_cut_witnesses(
@@ -199,19 +218,8 @@ pub fn write_cut_witnesses(
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for c in &report.cuts {
-        let (e, f) = (c.first, c.second);
         let w = witness::of_cut(&vt.trace, c);
-        let file = dir.join(format!("{}-{e}-{f}.std", report.analysis));
-        let header = format!(
-            "racepred witness: {} race between events {e} and {f} of {}\n\
-             check it with: racepred replay {} {}",
-            report.analysis,
-            trace_path.display(),
-            trace_path.display(),
-            file.display()
-        );
-        std::fs::write(&file, witness::render(vt, &w, &header))
-            .with_context(|| format!("cannot write {}", file.display()))?;
+        write_witness(vt, None, &w, dir, &report.analysis, trace_path)?;
     }
     report.notes.push(format!(
         "{} witness file(s) in {} (racepred replay TRACE FILE checks one)",

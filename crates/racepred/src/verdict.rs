@@ -67,8 +67,8 @@ pub struct SmtEvidence {
     /// Witness files of its races by (first, second), if written.
     pub witnesses: std::collections::HashMap<(u64, u64), String>,
     /// `Ok` when every pair of the trace was asked and answered in one window (absence is
-    /// then proved); otherwise why not, for each unproved pair `(first, second)` event
-    /// numbers, a reason.
+    /// then proved); otherwise what kept it from proving absence ([`SmtGap::reason`] words
+    /// it for each pair left open).
     pub exact: Result<(), SmtGap>,
 }
 

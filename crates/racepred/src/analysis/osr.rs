@@ -53,7 +53,9 @@ pub(super) struct Kept {
     pub src: Vec<u32>,
     /// Per thread, its fork's position (`NONE`: none seen).
     pub fork_of: Vec<u32>,
-    last: FxHashMap<(u8, u32), u32>,
+    /// Per slot kind (variable, volatile variable, condition), by object: the position of
+    /// its latest write, volatile write or signal (`NONE`: none yet).
+    last: [Vec<u32>; 3],
     /// The trace is longer than 2^32 - 1 events: OSR stops looking (the report says so).
     pub overflow: bool,
 }
@@ -88,11 +90,16 @@ impl Kept {
         }
         self.per_thread[t].push(i);
         let mut src = NONE;
-        if let Some((s, write)) = slot(ev) {
+        if let Some(((kind, obj), write)) = slot(ev) {
+            let table = &mut self.last[kind as usize];
+            let obj = obj as usize;
             if write {
-                self.last.insert(s, i);
+                if obj >= table.len() {
+                    table.resize(obj + 1, NONE);
+                }
+                table[obj] = i;
             } else {
-                src = self.last.get(&s).copied().unwrap_or(NONE);
+                src = table.get(obj).copied().unwrap_or(NONE);
             }
         }
         if ev.op == Op::Fork {

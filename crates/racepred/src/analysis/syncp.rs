@@ -1155,7 +1155,7 @@ impl Analysis for SyncP {
         }
     }
 
-    fn finish(&mut self, _names: &Names) -> RaceReport {
+    fn finish(&mut self, names: &Names) -> RaceReport {
         let mut r = RaceReport::new(self.name(), ReportKind::Pairs);
         if self.all_pairs {
             r.pairs = std::mem::take(&mut self.pairs);
@@ -1229,7 +1229,7 @@ impl Analysis for SyncP {
                 "thread {} first acts at event {at} without a fork, after the accesses before \
                  event {before} it could race with were dropped as ordered before every other \
                  thread; its races with them are not reported",
-                _names.thread(ThreadId(t))
+                names.thread(ThreadId(t))
             ));
         }
         r

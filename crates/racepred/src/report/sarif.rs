@@ -175,6 +175,32 @@ fn between(ctx: &ReportContext<'_>, p: &crate::report::RacePair) -> String {
     )
 }
 
+/// Adds a run's invocation (unsuccessful, with a notification, when the run is incomplete:
+/// its missing results are not "no race") and the source root's base id.
+fn finish_run(run: &mut Value, ctx: &ReportContext<'_>, incomplete: Option<String>) {
+    run["invocations"] = json!([{
+        "executionSuccessful": incomplete.is_none(),
+        "toolExecutionNotifications": incomplete.iter().map(|why| json!({
+            "level": "warning",
+            "message": {"text": format!("incomplete: {why}")},
+        })).collect::<Vec<_>>(),
+    }]);
+    if let Some(root) = ctx.source_root {
+        run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
+    }
+}
+
+/// The `tool` object of every run: racepred and its rules.
+fn tool() -> Value {
+    json!({"driver": {
+        "name": "racepred",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": RULES.iter().map(|(id, d)| json!({
+            "id": id, "shortDescription": {"text": d},
+        })).collect::<Vec<_>>(),
+    }})
+}
+
 /// The SARIF result of a race pair: at its second event, the first as related location.
 fn pair_result(
     ctx: &ReportContext<'_>,
@@ -256,13 +282,7 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
         }));
     }
     let mut run = json!({
-        "tool": {"driver": {
-            "name": "racepred",
-            "version": env!("CARGO_PKG_VERSION"),
-            "rules": RULES.iter().map(|(id, d)| json!({
-                "id": id, "shortDescription": {"text": d},
-            })).collect::<Vec<_>>(),
-        }},
+        "tool": tool(),
         "automationDetails": {"id": format!("racepred/{}/", r.analysis)},
         "results": results,
         "properties": {
@@ -274,17 +294,8 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
         },
     });
     // An incomplete run is not a successful one: its missing results are not "no race".
-    run["invocations"] = json!([{
-        "executionSuccessful": r.incomplete.is_none(),
-        "toolExecutionNotifications": r.incomplete.iter().map(|why| json!({
-            "level": "warning",
-            "message": {"text": format!("incomplete: {why}")},
-        })).collect::<Vec<_>>(),
-    }]);
+    finish_run(&mut run, ctx, r.incomplete.clone());
     run["properties"]["complete"] = r.incomplete.is_none().into();
-    if let Some(root) = ctx.source_root {
-        run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
-    }
     run
 }
 
@@ -340,13 +351,7 @@ pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, eve
         .collect();
     let (race, no, unknown) = v.counts();
     let mut run = json!({
-        "tool": {"driver": {
-            "name": "racepred",
-            "version": env!("CARGO_PKG_VERSION"),
-            "rules": RULES.iter().map(|(id, d)| json!({
-                "id": id, "shortDescription": {"text": d},
-            })).collect::<Vec<_>>(),
-        }},
+        "tool": tool(),
         "automationDetails": {"id": "racepred/check/"},
         "results": results,
         "properties": {
@@ -360,16 +365,8 @@ pub fn verdicts_sarif(v: &crate::verdict::Verdicts, ctx: &ReportContext<'_>, eve
         },
     });
     // Unknown pairs leave the run incomplete: their missing verdicts are not "no race".
-    run["invocations"] = json!([{
-        "executionSuccessful": unknown == 0,
-        "toolExecutionNotifications": (unknown > 0).then(|| json!({
-            "level": "warning",
-            "message": {"text": format!("incomplete: {unknown} location pair(s) without a verdict")},
-        })).into_iter().collect::<Vec<_>>(),
-    }]);
-    if let Some(root) = ctx.source_root {
-        run["originalUriBaseIds"] = json!({ SRCROOT: { "uri": directory_uri(root) } });
-    }
+    let incomplete = (unknown > 0).then(|| format!("{unknown} location pair(s) without a verdict"));
+    finish_run(&mut run, ctx, incomplete);
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
