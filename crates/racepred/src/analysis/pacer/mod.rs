@@ -50,6 +50,7 @@
 //! FastTrack skipped (always a true race), and rarely miss one it reports (ignored tests
 //! `sampled_fasttrack_races_are_reported`, `pacer_races_are_fasttrack_races_strict`).
 
+mod arena;
 pub mod counters;
 pub mod detector;
 pub mod experiment;
