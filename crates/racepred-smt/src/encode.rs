@@ -134,7 +134,54 @@ impl<'a> Problem<'a> {
         alt: Option<usize>,
         model: Model,
     ) -> Problem<'a> {
-        let mut p = Problem {
+        let mut p = Problem::empty(model, pre);
+        let cut = alt.map(|a| {
+            let b = vt.alts[a].branch;
+            (vt.trace.events[b].thread, b)
+        });
+        for i in ws..we {
+            let ev = vt.trace.events[i];
+            if let Some((t, b)) = cut {
+                if ev.thread == t && i > b {
+                    continue;
+                }
+            }
+            p.push(i as u64, ev, vt.ann(i), false);
+        }
+        if let Some(a) = alt {
+            let base = alt_base(vt, a);
+            let path = &vt.alts[a];
+            for (k, ev) in path.events.iter().enumerate() {
+                p.push(base + k as u64, *ev, &path.anns[k], true);
+            }
+            p.negated = p.num.iter().position(|&n| n == path.branch as u64);
+        }
+        p.relations(concrete, ix, pre, ws);
+        p
+    }
+
+    /// The events `events` of `vt` (trace indices, ascending), run from the initial state
+    /// (`pre` is the state before the trace: empty): a slice ([`crate::slice`]). A read
+    /// whose write is not among them gets no data-flow constraint; a slice holds every
+    /// read's write except, perhaps, the racing pair's own, which never run in a witness.
+    pub fn build_events(
+        vt: &'a ValueTrace,
+        concrete: &Concrete,
+        ix: &ReplayIndex,
+        pre: &'a PreState,
+        events: &[usize],
+        model: Model,
+    ) -> Problem<'a> {
+        let mut p = Problem::empty(model, pre);
+        for &i in events {
+            p.push(i as u64, vt.trace.events[i], vt.ann(i), false);
+        }
+        p.relations(concrete, ix, pre, 0);
+        p
+    }
+
+    fn empty(model: Model, pre: &'a PreState) -> Problem<'a> {
+        Problem {
             model,
             num: Vec::new(),
             ev: Vec::new(),
@@ -153,36 +200,27 @@ impl<'a> Problem<'a> {
             pre_regs: &pre.regs,
             negated: None,
             pruned: 0,
-        };
-        let cut = alt.map(|a| {
-            let b = vt.alts[a].branch;
-            (vt.trace.events[b].thread, b)
-        });
-        let push = |p: &mut Problem<'a>, n: u64, ev: Event, ann: &'a Ann, is_alt: bool| {
-            p.num.push(n);
-            p.ev.push(ev);
-            p.ann.push(ann);
-            p.is_alt.push(is_alt);
-        };
-        for i in ws..we {
-            let ev = vt.trace.events[i];
-            if let Some((t, b)) = cut {
-                if ev.thread == t && i > b {
-                    continue;
-                }
-            }
-            push(&mut p, i as u64, ev, vt.ann(i), false);
         }
-        if let Some(a) = alt {
-            let base = alt_base(vt, a);
-            let path = &vt.alts[a];
-            for (k, ev) in path.events.iter().enumerate() {
-                push(&mut p, base + k as u64, *ev, &path.anns[k], true);
-            }
-            p.negated = p.num.iter().position(|&n| n == path.branch as u64);
-        }
-        p.relations(concrete, ix, pre, ws);
-        p
+    }
+
+    fn push(&mut self, n: u64, ev: Event, ann: &'a Ann, is_alt: bool) {
+        self.num.push(n);
+        self.ev.push(ev);
+        self.ann.push(ann);
+        self.is_alt.push(is_alt);
+    }
+
+    /// The node of trace event `n`, if the problem holds it.
+    pub fn node(&self, n: u64) -> Option<usize> {
+        self.num.binary_search(&n).ok().filter(|&i| !self.is_alt[i])
+    }
+
+    /// The pair cannot race in any witness this problem can give: program order, fork or
+    /// join orders it, or both hold a common lock.
+    pub fn excluded(&self, (a, b): (usize, usize)) -> bool {
+        self.mhb(a, b)
+            || self.mhb(b, a)
+            || self.lockset[a].iter().any(|l| self.lockset[b].contains(l))
     }
 
     fn relations(&mut self, concrete: &Concrete, ix: &ReplayIndex, pre: &PreState, ws: usize) {
@@ -297,10 +335,12 @@ impl<'a> Problem<'a> {
                         (Ann::Read { .. }, false, Model::Relaxed) => Some(ReadKind::Relaxed),
                         _ => {
                             let src = ix.source(self.num[i] as usize);
-                            Some(ReadKind::SameWrite(match src {
-                                Some(w) if w >= ws as u64 => Src::Node(node_of[&w]),
-                                _ => Src::Before,
-                            }))
+                            match src {
+                                Some(w) if w >= ws as u64 => {
+                                    node_of.get(&w).map(|&n| ReadKind::SameWrite(Src::Node(n)))
+                                }
+                                _ => Some(ReadKind::SameWrite(Src::Before)),
+                            }
                         }
                     };
                     if let Some(k) = kind {

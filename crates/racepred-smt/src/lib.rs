@@ -36,6 +36,8 @@
 //! looked for. Queries that time out are counted, not reported.
 
 mod encode;
+pub mod slice;
+mod slices;
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +47,7 @@ use racepred::trace::values::ValueTrace;
 use racepred::witness::{self, Model, ReplayIndex, Replayer, Witness};
 
 pub use encode::{PreState, Problem};
+pub use slices::{predict_pairs, slice_report, GroupAnswer, PairsOutcome, SliceLimits};
 
 /// Which SMT analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +168,12 @@ pub fn predict(vt: &ValueTrace, cfg: &SmtConfig, progress: impl FnMut(&Counts)) 
     // Z3 does not always honour its `timeout` parameter (measured: its set-up of a window of
     // 10^4 events ran for minutes): a watchdog thread interrupts the context when a query's
     // deadline passes, and the query then answers "unknown".
+    watched(|watch| predict_with(vt, cfg, progress, watch))
+}
+
+/// Runs `f` with a watchdog thread that interrupts this thread's Z3 context when the armed
+/// deadline passes.
+fn watched<T>(f: impl FnOnce(&Watchdog) -> T) -> T {
     let ctx = z3::Context::thread_local();
     let handle = ctx.handle();
     let watch = Watchdog::default();
@@ -172,7 +181,7 @@ pub fn predict(vt: &ValueTrace, cfg: &SmtConfig, progress: impl FnMut(&Counts)) 
         scope.spawn(|| watch.run(&handle));
         // Stops the watchdog on every way out, a panic included: the scope waits for it.
         let _stop = StopOnDrop(&watch);
-        predict_with(vt, cfg, progress, &watch)
+        f(&watch)
     })
 }
 

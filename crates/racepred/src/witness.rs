@@ -373,6 +373,26 @@ impl ReplayIndex {
     pub fn source(&self, r: usize) -> Option<u64> {
         self.orig_src[r]
     }
+
+    /// Number of threads (ids `0..threads()`).
+    pub fn threads(&self) -> usize {
+        self.seq.len()
+    }
+
+    /// Thread `t`'s events, in program order.
+    pub fn thread_events(&self, t: usize) -> &[u64] {
+        &self.seq[t]
+    }
+
+    /// The position of event `i` in its thread (0 for the first).
+    pub fn position(&self, i: usize) -> u32 {
+        self.tpos[i]
+    }
+
+    /// The fork of thread `t`, if the trace forks it.
+    pub fn fork(&self, t: usize) -> Option<u64> {
+        self.fork_of[t]
+    }
 }
 
 /// The state of a replay: cheap to clone (no per-event data), so a caller can replay a
