@@ -28,7 +28,8 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Give every warning a verdict: race (with the analysis that proved it and a witness),
     /// no race (with the proof), or unknown (with the reason). Candidates: tsan-hybrid's
-    /// location pairs; proofs: syncp, shbp, then the SMT predictor (mcm) within --budget.
+    /// location pairs; proofs: syncp, shbp, osr and trf, then the SMT predictor (mcm) on each
+    /// open pair's slice within --budget.
     Check(CheckArgs),
     /// Check that a trace is well-formed; list every violation as file:line: rule: explanation.
     Validate(ValidateArgs),
@@ -117,10 +118,8 @@ pub struct CheckArgs {
     /// Time limit of the SMT stage, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub budget: f64,
-    /// SMT stage: window length in events (a trace that fits in one window gets proofs of
-    /// absence).
-    #[arg(long, value_name = "N", default_value_t = racepred_smt::SmtConfig::DEFAULT_WINDOW)]
-    pub window: usize,
+    #[command(flatten)]
+    pub slices: SliceArgs,
     /// SMT stage: time limit of one solver query, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub query_timeout: f64,
@@ -138,6 +137,29 @@ pub struct ReplayArgs {
     pub input: Input,
     /// The witness file (STD with `#@ N` event numbers).
     pub witness: PathBuf,
+}
+
+/// Limits of the SMT predictor on slices, shared by `analyze --slices` and `check`.
+#[derive(Args, Debug, Clone)]
+pub struct SliceArgs {
+    /// Slices: the most events encoded for one pair; a pair whose slice is larger is left
+    /// unknown (and said so), never skipped silently.
+    #[arg(long, value_name = "N", default_value_t = racepred_smt::SliceLimits::DEFAULT_MAX_SLICE)]
+    pub max_slice: usize,
+    /// Slices: the most candidate pairs examined per location pair; a location pair with
+    /// more is unknown unless one of the first races.
+    #[arg(long, value_name = "N", default_value_t = racepred_smt::SliceLimits::DEFAULT_MAX_PAIRS)]
+    pub max_pairs: usize,
+}
+
+impl SliceArgs {
+    /// The limits, checked (each at least 1).
+    pub fn limits(&self) -> anyhow::Result<racepred_smt::SliceLimits> {
+        Ok(racepred_smt::SliceLimits {
+            max_slice: crate::checks::positive("--max-slice", self.max_slice)?,
+            max_pairs: crate::checks::positive("--max-pairs", self.max_pairs)?,
+        })
+    }
 }
 
 /// SARIF output, shared by `analyze` and `check`.
@@ -244,6 +266,14 @@ pub struct AnalyzeArgs {
     /// mcm/recipe/recipe-alt: events per window (races across windows are not looked for).
     #[arg(long, value_name = "N", default_value_t = racepred_smt::SmtConfig::DEFAULT_WINDOW)]
     pub window: usize,
+    /// mcm/recipe: instead of windows, ask about each candidate pair (those program order,
+    /// fork, join and reads-from leave unordered) on its own slice of the trace: the events
+    /// that pair needs, wherever they lie; with mcm, a location pair none of whose pairs
+    /// races is proved race-free.
+    #[arg(long, conflicts_with = "window")]
+    pub slices: bool,
+    #[command(flatten)]
+    pub slice_limits: SliceArgs,
     /// mcm/recipe/recipe-alt: time limit of one solver query, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub query_timeout: f64,

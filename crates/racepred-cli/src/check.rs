@@ -3,7 +3,8 @@
 //! Stages, each shown on the progress line: (1) one streaming pass of the candidate analysis
 //! (`tsan-hybrid`), the proof of absence (`trf`) and the fast sound ones (`syncp`, `shbp`,
 //! `osr`); then, only if needed, the trace is read into memory for
-//! (2) the SMT predictor (`mcm`) within `--budget`, if some candidate is still open;
+//! (2) the SMT predictor (`mcm`) within `--budget`, if some candidate is still open: each of
+//! its pairs on its own slice of the trace (`racepred_smt::slice`);
 //! (3) the verdicts, with a witness file per race when `--witness DIR` is given.
 
 use std::io::Write;
@@ -16,7 +17,8 @@ use racepred::analysis::{self, AnalysisKind, AnalysisOptions, Validation};
 use racepred::report::{self, GroupKey};
 use racepred::verdict::{self, SmtEvidence, SmtGap, VerdictKind};
 use racepred::witness;
-use racepred_smt::{SmtConfig, SmtKind};
+use racepred_smt::{GroupAnswer, SliceLimits, SmtConfig, SmtKind};
+use rustc_hash::FxHashSet;
 
 use crate::args::CheckArgs;
 use crate::outfile::{refuse_inputs, Out};
@@ -27,7 +29,7 @@ use crate::{checks, locations};
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     checks::positive("--max-line", a.input.max_line)?;
-    anyhow::ensure!(a.window > 0, "--window must be at least 1");
+    let limits = a.slices.limits()?;
     for (flag, v) in [("--budget", a.budget), ("--query-timeout", a.query_timeout)] {
         anyhow::ensure!(
             v.is_finite() && v > 0.0 && v < 1e9,
@@ -93,19 +95,19 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         .collect();
     let trf_groups: std::collections::HashSet<GroupKey> =
         trf.pairs.iter().map(|p| p.group_key()).collect();
-    let open = candidates
+    let open: FxHashSet<GroupKey> = candidates
         .pairs
         .iter()
         .map(|p| p.group_key())
         .filter(|k| !proved.contains(k) && trf_groups.contains(k))
-        .count();
+        .collect();
     // The SMT stage and the witness files need the whole trace (with its values) in memory:
     // read it only then.
     let races = candidates
         .pairs
         .iter()
         .any(|p| proved.contains(&p.group_key()));
-    let need_trace = (open > 0 && !a.no_smt) || (a.witness.is_some() && races);
+    let need_trace = (!open.is_empty() && !a.no_smt) || (a.witness.is_some() && races);
     let read;
     let vt = match &stdin_trace {
         Some(vt) => Some(vt),
@@ -118,8 +120,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     };
     let smt = match vt {
         _ if a.no_smt => Some(not_run("--no-smt")),
-        _ if open == 0 => None,
-        Some(vt) => Some(smt_stage(&a, vt, open, &mut progress)?),
+        _ if open.is_empty() => None,
+        Some(vt) => Some(smt_stage(&a, vt, &open, limits, &mut progress)?),
         None => unreachable!("the trace is read when a candidate is open"),
     };
     progress.finish();
@@ -187,34 +189,40 @@ fn not_run(why: &str) -> SmtEvidence {
     SmtEvidence {
         report: racepred::report::RaceReport::new("mcm", racepred::report::ReportKind::Pairs),
         witnesses: Default::default(),
+        groups: Default::default(),
         exact: Err(SmtGap::NotRun(why.into())),
     }
 }
 
-/// Runs `mcm` over the trace's windows within the budget and says what it proved.
+/// Runs `mcm` on each open location pair's candidate pairs, each on its own slice, within
+/// the budget, and says what it proved.
 fn smt_stage(
     a: &CheckArgs,
     vt: &racepred::trace::values::ValueTrace,
-    open: usize,
+    open: &FxHashSet<GroupKey>,
+    limits: SliceLimits,
     progress: &mut Progress,
 ) -> Result<SmtEvidence> {
     let cfg = SmtConfig {
-        kind: SmtKind::Mcm,
-        window: a.window,
         query_timeout: Duration::from_secs_f64(a.query_timeout),
         budget: Some(Duration::from_secs_f64(a.budget)),
-        all_pairs: false,
-        max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
+        ..SmtConfig::new(SmtKind::Mcm)
     };
-    let out = racepred_smt::predict(vt, &cfg, |c| {
+    progress.message(&format!(
+        "check: mcm on the slices of {} open location pair(s)",
+        open.len()
+    ));
+    let out = racepred_smt::predict_pairs(vt, &cfg, limits, Some(open), |c, left| {
         progress.message(&format!(
-            "check: mcm on {open} open candidate location pair(s): {} sat, {} unsat, {} timed \
-             out, window {}",
-            c.sat, c.unsat, c.timeout, c.windows
+            "check: mcm on slices, {left} of {} open location pair(s) left: {} sat, {} unsat, \
+             {} timed out",
+            open.len(),
+            c.sat,
+            c.unsat,
+            c.timeout
         ))
     })
     .map_err(|e| e.in_file(&a.input.trace))?;
-    let mut ev = racepred_smt::evidence(vt, &cfg, &out);
     let mut witnesses = std::collections::HashMap::new();
     if let Some(dir) = &a.witness {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -223,6 +231,22 @@ fn smt_stage(
             witnesses.insert(race.witness.race, file.display().to_string());
         }
     }
-    ev.witnesses = witnesses;
-    Ok(ev)
+    let groups = out
+        .groups
+        .iter()
+        .filter_map(|(k, g)| match g {
+            GroupAnswer::Race(_) => None,
+            GroupAnswer::NoRace { pairs } => Some((*k, Ok(*pairs))),
+            GroupAnswer::Unknown(why) => Some((*k, Err(why.clone()))),
+        })
+        .collect();
+    Ok(SmtEvidence {
+        report: racepred_smt::slice_report(vt, &cfg, limits, &out),
+        witnesses,
+        groups,
+        // Every open group has an answer above; nothing else is asked.
+        exact: Err(SmtGap::NotRun(
+            "only the open location pairs are asked".into(),
+        )),
+    })
 }

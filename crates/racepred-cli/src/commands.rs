@@ -612,6 +612,12 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
             .chain(smt_kinds.iter().map(|k| k.name()))
             .collect();
         checks::options_belong(m, &names, checks::ANALYSIS_OPTIONS)?;
+        for (id, flag) in [("max_slice", "--max-slice"), ("max_pairs", "--max-pairs")] {
+            anyhow::ensure!(
+                a.slices || !checks::given(m, id),
+                "{flag} limits the slices of --slices: give both or neither"
+            );
+        }
     }
     let jobs = checks::jobs(matches, a.jobs.map_or(1, |n| n.get()), a.all_pairs)?;
     let mut plan = analysis::Plan::new(&kinds, &opts, jobs)?;
@@ -669,6 +675,7 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     if let Some(vt) = &value_trace {
         let smt_opts = crate::smt::SmtOptions {
             window: a.window,
+            slices: a.slices.then(|| a.slice_limits.limits()).transpose()?,
             query_timeout: a.query_timeout,
             budget: a.budget,
             all_pairs: a.all_pairs,

@@ -64,6 +64,8 @@ fn read_head(path: &Path) -> Result<Vec<u8>> {
 /// SMT options of `analyze`.
 pub struct SmtOptions<'a> {
     pub window: usize,
+    /// Ask each candidate pair on its slice, with these limits, instead of windows.
+    pub slices: Option<racepred_smt::SliceLimits>,
     pub query_timeout: f64,
     pub budget: Option<f64>,
     pub all_pairs: bool,
@@ -103,20 +105,44 @@ pub fn run(
         max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
     };
     let mut progress = Progress::new();
-    let out = racepred_smt::predict(vt, &cfg, |c| {
-        progress.message(&format!(
-            "{}: {} sat, {} unsat, {} timed out, {} skipped, {} not asked",
-            kind.name(),
-            c.sat,
-            c.unsat,
-            c.timeout,
-            c.skipped,
-            c.unasked
-        ))
-    })
-    .map_err(|e| e.in_file(trace_path))?;
+    let (races, mut report) = match opts.slices {
+        Some(limits) => {
+            anyhow::ensure!(
+                kind != SmtKind::RecipeAlt,
+                "--slices asks about pairs of the trace; recipe-alt's alternative paths are \
+                 asked within windows (drop --slices, or use mcm or recipe)"
+            );
+            let out = racepred_smt::predict_pairs(vt, &cfg, limits, None, |c, left| {
+                progress.message(&format!(
+                    "{} on slices: {} sat, {} unsat, {} timed out; {left} location pair(s) left",
+                    kind.name(),
+                    c.sat,
+                    c.unsat,
+                    c.timeout
+                ))
+            })
+            .map_err(|e| e.in_file(trace_path))?;
+            let report = racepred_smt::slice_report(vt, &cfg, limits, &out);
+            (out.races, report)
+        }
+        None => {
+            let out = racepred_smt::predict(vt, &cfg, |c| {
+                progress.message(&format!(
+                    "{}: {} sat, {} unsat, {} timed out, {} skipped, {} not asked",
+                    kind.name(),
+                    c.sat,
+                    c.unsat,
+                    c.timeout,
+                    c.skipped,
+                    c.unasked
+                ))
+            })
+            .map_err(|e| e.in_file(trace_path))?;
+            let report = racepred_smt::report(vt, &cfg, &out);
+            (out.races, report)
+        }
+    };
     progress.finish();
-    let mut report = racepred_smt::report(vt, &cfg, &out);
     // The last steps of each witness (text and JSON), and the files.
     let mut tails = Vec::new();
     // Under RECIPE a read may read another value than recorded: the tails and files say
@@ -131,7 +157,7 @@ pub fn run(
         (Some(c), true) => witness::read_values(vt, c, w).unwrap_or_default(),
         _ => Default::default(),
     };
-    for race in &out.races {
+    for race in &races {
         let w = &race.witness;
         let values = values_of(w);
         let steps: Vec<String> = w
@@ -159,7 +185,7 @@ pub fn run(
     }
     if let Some(dir) = opts.witness_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        for race in &out.races {
+        for race in &races {
             write_witness(
                 vt,
                 concrete.as_ref(),
@@ -171,7 +197,7 @@ pub fn run(
         }
         report.notes.push(format!(
             "{} witness file(s) in {} (racepred replay TRACE FILE checks one)",
-            out.races.len(),
+            races.len(),
             dir.display()
         ));
     }

@@ -173,8 +173,72 @@ fn text_json_sarif_and_exit_status() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], false);
     assert_eq!(v["runs"][0]["results"][0]["level"], "warning");
-    let (code, _, _) = run(bin().arg("check").arg(&t));
+    let (code, out, _) = run(bin().arg("check").arg(&t));
     assert_eq!(code, 0, "the SMT stage proves it race-free");
+    assert!(out.contains("maximal causal model of its slice"), "{out}");
+    // A slice over the limit: unknown, and the reason names the limit.
+    let (code, out, _) = run(bin().args(["check", "--max-slice", "2", "--json"]).arg(&t));
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let reason = v["verdicts"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("--max-slice"), "{reason}");
+}
+
+/// A pair 60 000 events apart: `mcm` in windows cannot ask it, on slices it finds it (with
+/// a witness that replays) and `check` proves the other location pairs race-free.
+#[test]
+fn slices_ask_pairs_wherever_they_lie() {
+    let dir = fresh_dir("check", "slices");
+    let t = dir.join("far.std");
+    let mut text = String::from("T0|fork(T1)|1\nT0|w(x)|2\n");
+    for _ in 0..20_000 {
+        text.push_str("T0|acq(l)|3\nT0|w(y)|4\nT0|rel(l)|5\n");
+    }
+    text.push_str("T1|acq(l)|6\nT1|r(z)|7\nT1|rel(l)|8\nT1|w(x)|9\n");
+    std::fs::write(&t, text).unwrap();
+    let (code, out, err) = run(bin()
+        .args(["analyze", "-a", "mcm", "--window", "1000", "--json"])
+        .arg(&t));
+    assert_ne!(code, 1, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 0, "{out}");
+    let wdir = dir.join("w");
+    let (code, out, err) = run(bin()
+        .args(["analyze", "-a", "mcm", "--slices", "--json", "--witness"])
+        .arg(&wdir)
+        .arg(&t));
+    assert_eq!(code, 1, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = &v;
+    let locs: BTreeSet<(String, String)> = r["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["first_loc"].to_string(), p["second_loc"].to_string()))
+        .collect();
+    assert!(locs.contains(&("\"2\"".into(), "\"9\"".into())), "{locs:?}");
+    assert_eq!(r["complete"], true, "{out}");
+    for f in std::fs::read_dir(&wdir).unwrap() {
+        let (code, out, err) = run(bin().arg("replay").arg(&t).arg(f.unwrap().path()));
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    // check: the x pair is a race (T1's section can run before all of T0's).
+    let (code, out, err) = run(bin().args(["check", "--json"]).arg(&t));
+    assert_eq!(code, 1, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["summary"]["unknown"], 0, "{out}");
+    // Options of the slices: only with --slices, and not for recipe-alt.
+    let (code, _, err) = run(bin()
+        .args(["analyze", "-a", "mcm", "--max-slice", "5"])
+        .arg(&t));
+    assert_eq!(code, 2);
+    assert!(err.contains("--slices"), "{err}");
+    let (code, _, err) = run(bin()
+        .args(["analyze", "-a", "recipe-alt", "--slices"])
+        .arg(&t));
+    assert_eq!(code, 2);
+    assert!(err.contains("recipe"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -508,6 +508,7 @@ pub fn evidence(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> racepred::ve
     SmtEvidence {
         report: report(vt, cfg, out),
         witnesses: Default::default(),
+        groups: Default::default(),
         exact,
     }
 }

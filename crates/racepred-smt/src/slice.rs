@@ -31,7 +31,8 @@
 //!
 //! **The candidate pairs** come from [`trf_pairs`]: every conflicting pair whose first
 //! event is not ordered before the second's predecessor by program order, fork, join and
-//! reads-from (the pairs `trf` counts). Pairs it leaves out are ordered, as in step 1.
+//! reads-from (the pairs `trf` counts), and whose events hold no lock in common. Pairs it
+//! leaves out are ordered, as in step 1, or never enabled together.
 
 use std::time::Instant;
 
@@ -263,8 +264,9 @@ pub struct Candidates {
 
 /// The pairs `(e, f)` of conflicting accesses of different threads, `e` first, whose `e` is
 /// not ordered before `f`'s thread predecessor by program order, fork, join and reads-from
-/// (TRF); only groups in `only`, if given; at most `max_pairs` per group (the rest counted).
-/// `None` if `deadline` passes first.
+/// (TRF), and that hold no lock in common (two events holding one lock are never enabled
+/// together); only groups in `only`, if given; at most `max_pairs` per group (the rest
+/// counted). `None` if `deadline` passes first.
 pub fn trf_pairs(
     vt: &ValueTrace,
     ix: &ReplayIndex,
@@ -285,6 +287,12 @@ pub fn trf_pairs(
     let mut out = Candidates::default();
     let mut index: FxHashMap<GroupKey, usize> = Default::default();
     let mut work = 0u64;
+    // Locks held: per thread (lock, depth); the distinct locksets, interned.
+    let mut held: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nt];
+    let mut lockset: Vec<u32> = vec![0; nt];
+    let mut locksets: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut lockset_ids: FxHashMap<Vec<u32>, u32> = Default::default();
+    lockset_ids.insert(Vec::new(), 0);
     let join = |c: &mut Vec<u32>, o: &[u32]| {
         if c.len() < o.len() {
             c.resize(o.len(), 0);
@@ -318,6 +326,13 @@ pub fn trf_pairs(
                             return None;
                         }
                         if !(k.write || ev.is_write()) {
+                            continue;
+                        }
+                        let (mine, theirs) = (
+                            &locksets[lockset[t] as usize],
+                            &locksets[k.lockset as usize],
+                        );
+                        if mine.iter().any(|l| theirs.contains(l)) {
                             continue;
                         }
                         let kind = if k.write {
@@ -356,6 +371,7 @@ pub fn trf_pairs(
                     index: i as u64,
                     place: pf,
                     write: ev.is_write(),
+                    lockset: lockset[t],
                 });
             }
         }
@@ -382,6 +398,37 @@ pub fn trf_pairs(
                     .entry((space, ev.target))
                     .or_default()
                     .clone_from(&clock[t]);
+            }
+            Op::Acquire | Op::Release => {
+                let h = &mut held[t];
+                let at = h.iter().position(|&(l, _)| l == ev.target);
+                let changed = match (ev.op, at) {
+                    (Op::Acquire, Some(j)) => {
+                        h[j].1 += 1;
+                        false
+                    }
+                    (Op::Acquire, None) => {
+                        h.push((ev.target, 1));
+                        true
+                    }
+                    (_, Some(j)) if h[j].1 > 1 => {
+                        h[j].1 -= 1;
+                        false
+                    }
+                    (_, Some(j)) => {
+                        h.swap_remove(j);
+                        true
+                    }
+                    (_, None) => false,
+                };
+                if changed {
+                    let mut set: Vec<u32> = h.iter().map(|&(l, _)| l).collect();
+                    set.sort_unstable();
+                    lockset[t] = *lockset_ids.entry(set.clone()).or_insert_with(|| {
+                        locksets.push(set);
+                        (locksets.len() - 1) as u32
+                    });
+                }
             }
             Op::Fork => {
                 if let Some(fc) = fork_clock.get_mut(ev.target as usize) {
@@ -410,6 +457,8 @@ struct Kept {
     index: u64,
     place: u64,
     write: bool,
+    /// The locks it held (an interned lockset).
+    lockset: u32,
 }
 
 #[cfg(test)]

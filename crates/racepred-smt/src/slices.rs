@@ -263,8 +263,10 @@ fn pairs_with(
         let found: FxHashSet<GroupKey> = out.groups.iter().map(|(k, _)| *k).collect();
         let mut rest: Vec<GroupKey> = only.difference(&found).copied().collect();
         rest.sort();
-        out.groups
-            .extend(rest.into_iter().map(|k| (k, GroupAnswer::NoRace { pairs: 0 })));
+        out.groups.extend(
+            rest.into_iter()
+                .map(|k| (k, GroupAnswer::NoRace { pairs: 0 })),
+        );
     }
     out.elapsed = start.elapsed();
     Ok(out)
@@ -321,7 +323,9 @@ pub fn slice_report(
     let (race, none, unknown) = out.answer_counts();
     let model = match cfg.kind.model() {
         Model::Maximal => "maximal causal model (every read keeps what it read)",
-        Model::Relaxed => "RECIPE: reads may read other values while every branch keeps its outcome",
+        Model::Relaxed => {
+            "RECIPE: reads may read other values while every branch keeps its outcome"
+        }
     };
     r.notes.push(format!(
         "{model}, each candidate pair on its own slice of the trace (the events it needs); \

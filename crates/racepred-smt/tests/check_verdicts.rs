@@ -8,8 +8,9 @@
 //! - no `unknown`;
 //! - every `syncp` and `osr` race carries a witness that replays.
 //!
-//! And with the SMT stage cut short (a window smaller than the trace), no group is `no
-//! race`: absence is never claimed without a proof.
+//! The same with the SMT stage `check` runs (each open group's pairs on their slices), on
+//! longer traces. And with the SMT stage cut short (a window smaller than the trace), no
+//! group is `no race`: absence is never claimed without a proof.
 
 use std::collections::BTreeSet;
 
@@ -20,9 +21,11 @@ use racepred::oracle::{self, OracleConfig};
 use racepred::report::{place, GroupKey, PairKind};
 use racepred::trace::values::ValueTrace;
 use racepred::trace::{LocId, Trace};
-use racepred::verdict::{decide, VerdictKind};
+use racepred::verdict::{decide, SmtEvidence, SmtGap, VerdictKind};
 use racepred::witness;
-use racepred_smt::{evidence, predict, SmtConfig, SmtKind};
+use racepred_smt::{
+    evidence, predict, predict_pairs, slice_report, GroupAnswer, SliceLimits, SmtConfig, SmtKind,
+};
 
 fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     let mut events = t.events.clone();
@@ -49,6 +52,50 @@ fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
     cfg.window = window;
     let out = predict(&vt, &cfg, |_| {}).unwrap();
     let ev = evidence(&vt, &cfg, &out);
+    decide(&cand, &[&syncp, &shbp, &osr], &[&trf], Some(&ev))
+}
+
+/// The verdicts with the SMT stage `check` runs: `mcm` on the slices of the open groups.
+fn verdicts_on_slices(t: &Trace) -> racepred::verdict::Verdicts {
+    let opts = AnalysisOptions {
+        group_racy: true,
+        ..AnalysisOptions::default()
+    };
+    let run = |k| analysis::run_one(t, analysis::create(k, &opts).unwrap());
+    let cand = run(AnalysisKind::TsanHybrid);
+    let shbp = run(AnalysisKind::Shbp);
+    let syncp = run(AnalysisKind::SyncP);
+    let osr = run(AnalysisKind::Osr);
+    let trf = run(AnalysisKind::Trf);
+    let proved: BTreeSet<GroupKey> = [&syncp, &shbp, &osr]
+        .iter()
+        .flat_map(|r| r.pairs.iter().map(|p| p.group_key()))
+        .collect();
+    let open: rustc_hash::FxHashSet<GroupKey> = trf
+        .pairs
+        .iter()
+        .map(|p| p.group_key())
+        .filter(|k| !proved.contains(k))
+        .collect();
+    let vt = ValueTrace::from_trace(t.clone());
+    let cfg = SmtConfig::new(SmtKind::Mcm);
+    let limits = SliceLimits::default();
+    let out = predict_pairs(&vt, &cfg, limits, Some(&open), |_, _| {}).unwrap();
+    let groups = out
+        .groups
+        .iter()
+        .filter_map(|(k, g)| match g {
+            GroupAnswer::Race(_) => None,
+            GroupAnswer::NoRace { pairs } => Some((*k, Ok(*pairs))),
+            GroupAnswer::Unknown(why) => Some((*k, Err(why.clone()))),
+        })
+        .collect();
+    let ev = SmtEvidence {
+        report: slice_report(&vt, &cfg, limits, &out),
+        witnesses: Default::default(),
+        groups,
+        exact: Err(SmtGap::NotRun("only the open location pairs are asked".into())),
+    };
     decide(&cand, &[&syncp, &shbp, &osr], &[&trf], Some(&ev))
 }
 
@@ -95,6 +142,32 @@ proptest! {
                 }
                 VerdictKind::NoRace => prop_assert!(!racy.contains(&k), "no race claimed for {:?}", k),
                 VerdictKind::Unknown => prop_assert!(false, "unknown in one window: {:?}", w.reason),
+            }
+        }
+        prop_assert_eq!(races, racy);
+    }
+
+    /// With the SMT stage on slices (as `check` runs it): `race` exactly for the racy
+    /// location pairs, `no race` for the others, no `unknown`, on traces of any length.
+    #[test]
+    fn verdicts_on_slices_match_the_oracle(
+        a in actions(40),
+        threads in 2u32..4,
+        locs in proptest::collection::vec(0u8..4, 1..5),
+    ) {
+        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let o = oracle::analyze(&t, &OracleConfig::default()).unwrap();
+        let racy = racy_groups(&t, &o.predictable);
+        let v = verdicts_on_slices(&t);
+        let mut races = BTreeSet::new();
+        for w in &v.warnings {
+            let k = w.pair.group_key();
+            match w.verdict {
+                VerdictKind::Race => {
+                    races.insert(k);
+                }
+                VerdictKind::NoRace => prop_assert!(!racy.contains(&k), "no race claimed for {:?}", k),
+                VerdictKind::Unknown => prop_assert!(false, "unknown on slices: {:?}", w.reason),
             }
         }
         prop_assert_eq!(races, racy);

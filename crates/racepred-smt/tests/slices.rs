@@ -45,7 +45,9 @@ fn check_against_oracle(t: &Trace) -> Result<(), TestCaseError> {
     for (k, a) in &out.groups {
         match a {
             GroupAnswer::Race(_) => prop_assert!(racy.contains(k)),
-            GroupAnswer::NoRace { .. } => prop_assert!(!racy.contains(k), "no race claimed for {:?}", k),
+            GroupAnswer::NoRace { .. } => {
+                prop_assert!(!racy.contains(k), "no race claimed for {:?}", k)
+            }
             GroupAnswer::Unknown(why) => prop_assert!(false, "unknown: {}", why),
         }
     }
@@ -70,17 +72,34 @@ fn adversarial() -> impl Strategy<Value = Trace> {
         let mut a: Vec<(u8, u8, u8)> = (1..threads as u8).map(|u| (0, 8, u)).collect();
         for (t, shape, var, write, reverse) in blocks {
             let t = t % threads as u8;
-            let (l1, l2) = if reverse ^ (t % 2 == 1) { (1, 0) } else { (0, 1) };
+            let (l1, l2) = if reverse ^ (t % 2 == 1) {
+                (1, 0)
+            } else {
+                (0, 1)
+            };
             let access = if write { 4 } else { 0 };
             match shape {
                 // Nested locks, access inside.
-                0 => a.extend([(t, 6, l1), (t, 6, l2), (t, access, var), (t, 7, l2), (t, 7, l1)]),
+                0 => a.extend([
+                    (t, 6, l1),
+                    (t, 6, l2),
+                    (t, access, var),
+                    (t, 7, l2),
+                    (t, 7, l1),
+                ]),
                 // An empty section.
                 1 => a.extend([(t, 6, l1), (t, 7, l1)]),
                 // An access outside any lock.
                 2 => a.push((t, access, var)),
                 // A write under one lock, a read under the other.
-                3 => a.extend([(t, 6, l1), (t, 4, var), (t, 7, l1), (t, 6, l2), (t, 0, var), (t, 7, l2)]),
+                3 => a.extend([
+                    (t, 6, l1),
+                    (t, 4, var),
+                    (t, 7, l1),
+                    (t, 6, l2),
+                    (t, 0, var),
+                    (t, 7, l2),
+                ]),
                 // A write, or a read, under one lock.
                 4 => a.extend([(t, 6, l1), (t, 4, var), (t, 7, l1)]),
                 5 => a.extend([(t, 6, l1), (t, 0, var), (t, 7, l1)]),
@@ -157,7 +176,11 @@ fn a_far_apart_pair_is_asked_on_a_small_slice() {
         .expect("the x pair is a race");
     // T1's section may run before all of T0's (a reversal of the trace's order): the
     // witness runs the fork and T1's section, nothing of T0's 90 000 events.
-    assert!(x_pair.witness.schedule.len() <= 4, "{:?}", x_pair.witness.schedule);
+    assert!(
+        x_pair.witness.schedule.len() <= 4,
+        "{:?}",
+        x_pair.witness.schedule
+    );
     assert!(out.largest_slice <= 6, "{}", out.largest_slice);
     let concrete = vt.concrete().unwrap();
     assert!(witness::replay(&vt, &concrete, &x_pair.witness).is_ok());

@@ -10,12 +10,14 @@
 //!   with its first instance.
 //! - **no race** only with a proof: another complete analysis (`trf`: every pair of the group
 //!   is ordered by program order, fork, join and reads-from) leaves the group out, or the
-//!   SMT encoding covered the whole trace in one window, every query was answered, and no
-//!   pair of the group is satisfiable (the maximal causal model holds every predictable race
-//!   of a plain trace). A pair that no candidate analysis reports is not listed at all: the
+//!   SMT predictor proved it: either every candidate pair of the group was asked on its own
+//!   slice and none has a witness (a slice holds every witness of its pair:
+//!   `racepred_smt::slice`), or one window covered the whole trace, every query was
+//!   answered, and no pair of the group is satisfiable (the maximal causal model holds
+//!   every predictable race of a plain trace). A pair that no candidate analysis reports is not listed at all: the
 //!   candidate analysis is the proof.
 //! - **unknown** otherwise, with the reason (the SMT stage did not run, ran out of budget
-//!   before the pair, could not prove absence from windows, a query timed out).
+//!   before the pair, a slice was over the limit, a query timed out).
 //!
 //! Plain data; the CLI prints it as text, JSON and SARIF.
 
@@ -66,6 +68,10 @@ pub struct SmtEvidence {
     pub report: RaceReport,
     /// Witness files of its races by (first, second), if written.
     pub witnesses: std::collections::HashMap<(u64, u64), String>,
+    /// The location groups examined pair by pair on slices without a race: `Ok(pairs)` when
+    /// absence is proved (each of the group's `pairs` candidate pairs is ordered, or the
+    /// maximal causal model of its slice has no witness), `Err(reason)` when it is not.
+    pub groups: FxHashMap<GroupKey, Result<u64, String>>,
     /// `Ok` when every pair of the trace was asked and answered in one window (absence is
     /// then proved); otherwise what kept it from proving absence ([`SmtGap::reason`] words
     /// it for each pair left open).
@@ -233,6 +239,27 @@ pub fn decide(
                 w.by = s.report.analysis.clone();
                 w.witness = s.witnesses.get(&(p.first, p.second)).cloned();
                 w.pair = p;
+            } else if let Some(g) = s.groups.get(&k) {
+                match g {
+                    Ok(pairs) => {
+                        w.verdict = VerdictKind::NoRace;
+                        w.by = format!(
+                            "{}: every pair of this location pair is ordered by program order, \
+                             fork, join and reads-from, or holds a lock in common{}",
+                            s.report.analysis,
+                            match pairs {
+                                0 => String::new(),
+                                n => format!(
+                                    ", or ({n} pair(s)) has no witness in the maximal causal \
+                                     model of its slice"
+                                ),
+                            }
+                        );
+                    }
+                    Err(why) => {
+                        w.reason = Some(format!("not proved by syncp, shbp or osr; {why}"));
+                    }
+                }
             } else {
                 match &s.exact {
                     Ok(()) => {
