@@ -386,11 +386,9 @@ pub fn trf_pairs(
             _ => 2,
         };
         match ev.op {
-            Op::Read | Op::VolatileRead | Op::Wait => {
-                if ix.source(i).is_some() {
-                    if let Some(w) = last_write.get(&(space, ev.target)) {
-                        join(&mut clock[t], w);
-                    }
+            Op::Read | Op::VolatileRead | Op::Wait if ix.source(i).is_some() => {
+                if let Some(w) = last_write.get(&(space, ev.target)) {
+                    join(&mut clock[t], w);
                 }
             }
             Op::Write | Op::VolatileWrite | Op::Signal => {
