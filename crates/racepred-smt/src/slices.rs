@@ -34,7 +34,7 @@ pub struct SliceLimits {
 }
 
 impl SliceLimits {
-    pub const DEFAULT_MAX_SLICE: usize = 20_000;
+    pub const DEFAULT_MAX_SLICE: usize = 200_000;
     pub const DEFAULT_MAX_PAIRS: usize = 200;
 }
 
