@@ -4,7 +4,8 @@
 # ../shared/corpus/, and — when ../shared/peers/rapid is there — RAPID's figures for the same
 # engines on the same STD files in the same run, with the ratio.
 #
-#   bench/run.sh                 # everything (RAPID included: about 15 minutes)
+#   bench/run.sh                 # everything (RAPID included: about 35 minutes, with
+#                                # bench/syncp.sh at the end)
 #   bench/run.sh --quick         # 10^5 and 10^6 only, no corpus, no RAPID
 #   RAPID=0 bench/run.sh         # without RAPID
 #   ANALYSES="hb shb" bench/run.sh
@@ -195,4 +196,10 @@ if [ $quick = 0 ] && [ -d "$corpus" ]; then
             done
         fi
     done
+fi
+
+# The whole-trace sound predictors (syncp, osr) beside RAPID's SyncPreserving and OSR, and
+# `racepred check`, on four corpus traces (bench/syncp.sh).
+if [ $quick = 0 ] && [ -d "$corpus" ]; then
+    RAPID=$use_rapid "$root/bench/syncp.sh"
 fi
