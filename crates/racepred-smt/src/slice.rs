@@ -281,8 +281,9 @@ pub fn trf_pairs(
     let mut clock: Vec<Vec<u32>> = vec![Vec::new(); nt];
     let mut fork_clock: Vec<Option<Vec<u32>>> = vec![None; nt];
     let mut last_write: FxHashMap<(u8, u32), Vec<u32>> = Default::default();
-    // Accesses kept as possible first events: per (variable, thread), in program order.
-    let mut kept: FxHashMap<(u32, u32), Vec<Kept>> = Default::default();
+    // Accesses kept as possible first events: per (variable, thread, write?), in program
+    // order (reads apart, so that a read never walks the reads of shared read-only data).
+    let mut kept: FxHashMap<(u32, u32, bool), Vec<Kept>> = Default::default();
     let mut threads_of: FxHashMap<u32, Vec<u32>> = Default::default();
     let mut out = Candidates::default();
     let mut index: FxHashMap<GroupKey, usize> = Default::default();
@@ -318,15 +319,22 @@ pub fn trf_pairs(
                         continue;
                     }
                     let before = clock[t].get(u as usize).copied().unwrap_or(0);
-                    let list = &kept[&(x, u)];
-                    let from = list.partition_point(|k| k.local <= before);
-                    for k in &list[from..] {
+                    let kinds: &[bool] = if ev.is_write() {
+                        &[true, false]
+                    } else {
+                        &[true]
+                    };
+                    for k in kinds
+                        .iter()
+                        .filter_map(|&w| kept.get(&(x, u, w)))
+                        .flat_map(|list| {
+                            let from = list.partition_point(|k| k.local <= before);
+                            &list[from..]
+                        })
+                    {
                         work += 1;
                         if work & 0xffff == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
                             return None;
-                        }
-                        if !(k.write || ev.is_write()) {
-                            continue;
                         }
                         let (mine, theirs) = (
                             &locksets[lockset[t] as usize],
@@ -362,8 +370,9 @@ pub fn trf_pairs(
                 }
             }
             if firsts.as_ref().is_none_or(|s| s.contains(&pf)) {
-                let list = kept.entry((x, t as u32)).or_default();
-                if list.is_empty() {
+                let other_kind = kept.contains_key(&(x, t as u32, !ev.is_write()));
+                let list = kept.entry((x, t as u32, ev.is_write())).or_default();
+                if list.is_empty() && !other_kind {
                     threads_of.entry(x).or_default().push(t as u32);
                 }
                 list.push(Kept {

@@ -359,6 +359,12 @@ pub fn slice_report(
             "{unknown} location pair(s) not decided: {}",
             why.join("; ")
         ));
+    } else if out.out_of_budget {
+        r.incomplete = Some(
+            "the --budget ran out while the candidate pairs were listed: location pairs \
+             beyond that point were not looked at"
+                .into(),
+        );
     }
     let mut extra = |k: &str, v: serde_json::Value| {
         r.extra.insert(k.to_string(), v);

@@ -94,7 +94,9 @@ fn verdicts_on_slices(t: &Trace) -> racepred::verdict::Verdicts {
         report: slice_report(&vt, &cfg, limits, &out),
         witnesses: Default::default(),
         groups,
-        exact: Err(SmtGap::NotRun("only the open location pairs are asked".into())),
+        exact: Err(SmtGap::NotRun(
+            "only the open location pairs are asked".into(),
+        )),
     };
     decide(&cand, &[&syncp, &shbp, &osr], &[&trf], Some(&ev))
 }

@@ -61,7 +61,21 @@ pub trait Accesses<C: Clock>: Send {
     /// Fills in the findings.
     fn finish(&mut self, report: &mut RaceReport);
     fn report_kind(&self) -> ReportKind;
+    /// True when the policy has state to drop that every thread's clock has passed
+    /// ([`Accesses::collect`]); checked after each access.
+    #[inline(always)]
+    fn collect_due(&self) -> bool {
+        false
+    }
+    /// Drops what every live thread's clock has passed: `threads` are the clocks and
+    /// `status` each thread's [`FORKED`] / [`JOINED`] bits.
+    fn collect(&mut self, _threads: &[C], _status: &[u8]) {}
 }
+
+/// [`HbEngine`] thread status: the thread was forked.
+pub const FORKED: u8 = 1;
+/// [`HbEngine`] thread status: the thread was joined (it acts no more).
+pub const JOINED: u8 = 2;
 
 /// The happens-before engine; see the module documentation.
 pub struct HbEngine<C: Clock, A> {
@@ -76,6 +90,8 @@ pub struct HbEngine<C: Clock, A> {
     notes: Vec<String>,
     /// Events seen (the last index + 1).
     events: u64,
+    /// Per thread: [`FORKED`], [`JOINED`] (for [`Accesses::collect`]).
+    status: Vec<u8>,
     pub(crate) acc: A,
 }
 
@@ -117,6 +133,7 @@ impl<C: Clock, A: Accesses<C>> HbEngine<C, A> {
             last_write: Vec::new(),
             notes: Vec::new(),
             events: 0,
+            status: Vec::new(),
             acc,
         }
     }
@@ -165,6 +182,9 @@ impl<C: Clock, A: Accesses<C>> HbEngine<C, A> {
             }
             self.acc.read_after_wrd(index, ev, c);
         }
+        if self.acc.collect_due() {
+            self.acc.collect(&self.threads, &self.status);
+        }
     }
 
     /// A plain write (GENERIC Alg. 6; with `wrd`, it publishes the thread's clock as the
@@ -176,6 +196,9 @@ impl<C: Clock, A: Accesses<C>> HbEngine<C, A> {
         if self.wrd {
             slot(&mut self.last_write, ev.target as usize).copy_from(c);
             c.increment(ev.thread);
+        }
+        if self.acc.collect_due() {
+            self.acc.collect(&self.threads, &self.status);
         }
     }
 }
@@ -209,6 +232,7 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
                     return;
                 }
                 self.thread(u);
+                *slot(&mut self.status, u) |= if ev.op == Op::Fork { FORKED } else { JOINED };
                 let (ct, cu) = two(&mut self.threads, t, u);
                 if ev.op == Op::Fork {
                     cu.join(ct);
