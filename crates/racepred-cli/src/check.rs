@@ -17,7 +17,7 @@ use racepred::analysis::{self, AnalysisKind, AnalysisOptions, Validation};
 use racepred::report::{self, GroupKey};
 use racepred::verdict::{self, SmtEvidence, SmtGap, VerdictKind};
 use racepred::witness;
-use racepred_smt::{GroupAnswer, SliceLimits, SmtConfig, SmtKind};
+use racepred_smt::{SliceLimits, SmtConfig, SmtKind};
 use rustc_hash::FxHashSet;
 
 use crate::args::CheckArgs;
@@ -231,22 +231,7 @@ fn smt_stage(
             witnesses.insert(race.witness.race, file.display().to_string());
         }
     }
-    let groups = out
-        .groups
-        .iter()
-        .filter_map(|(k, g)| match g {
-            GroupAnswer::Race(_) => None,
-            GroupAnswer::NoRace { pairs } => Some((*k, Ok(*pairs))),
-            GroupAnswer::Unknown(why) => Some((*k, Err(why.clone()))),
-        })
-        .collect();
-    Ok(SmtEvidence {
-        report: racepred_smt::slice_report(vt, &cfg, limits, &out),
-        witnesses,
-        groups,
-        // Every open group has an answer above; nothing else is asked.
-        exact: Err(SmtGap::NotRun(
-            "only the open location pairs are asked".into(),
-        )),
-    })
+    let mut ev = racepred_smt::slice_evidence(vt, &cfg, limits, &out);
+    ev.witnesses = witnesses;
+    Ok(ev)
 }

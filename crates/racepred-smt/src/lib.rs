@@ -47,7 +47,9 @@ use racepred::trace::values::ValueTrace;
 use racepred::witness::{self, Model, ReplayIndex, Replayer, Witness};
 
 pub use encode::{PreState, Problem};
-pub use slices::{predict_pairs, slice_report, GroupAnswer, PairsOutcome, SliceLimits};
+pub use slices::{
+    predict_pairs, slice_evidence, slice_report, GroupAnswer, PairsOutcome, SliceLimits,
+};
 
 /// Which SMT analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -387,3 +387,41 @@ pub fn slice_report(
     extra("seconds", out.elapsed.as_secs_f64().into());
     r
 }
+
+/// What a slice run proves for `racepred check` ([`racepred::verdict`]): its races, and per
+/// location group asked about without a race, absence (`mcm`: every candidate pair ordered
+/// or without a witness on its slice) or the reason it is unknown.
+pub fn slice_evidence(
+    vt: &ValueTrace,
+    cfg: &SmtConfig,
+    limits: SliceLimits,
+    out: &PairsOutcome,
+) -> racepred::verdict::SmtEvidence {
+    use racepred::verdict::{SmtEvidence, SmtGap};
+    let proves = cfg.kind.model() == Model::Maximal;
+    let groups = out
+        .groups
+        .iter()
+        .filter_map(|(k, g)| match g {
+            GroupAnswer::Race(_) => None,
+            GroupAnswer::NoRace { pairs } if proves => Some((*k, Ok(*pairs))),
+            GroupAnswer::NoRace { .. } => Some((
+                *k,
+                Err(
+                    "no race found on the slices, which RECIPE's relaxed reads do not prove"
+                        .to_string(),
+                ),
+            )),
+            GroupAnswer::Unknown(why) => Some((*k, Err(why.clone()))),
+        })
+        .collect();
+    SmtEvidence {
+        report: slice_report(vt, cfg, limits, out),
+        witnesses: Default::default(),
+        groups,
+        // Every group asked about has an answer above; nothing else is asked.
+        exact: Err(SmtGap::NotRun(
+            "only the open location pairs are asked".into(),
+        )),
+    }
+}

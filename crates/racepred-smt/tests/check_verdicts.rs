@@ -18,13 +18,13 @@ use proptest::prelude::*;
 use racepred::analysis::{self, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
 use racepred::oracle::{self, OracleConfig};
-use racepred::report::{place, GroupKey, PairKind};
+use racepred::report::{place, GroupKey, PairKind, RaceReport};
 use racepred::trace::values::ValueTrace;
 use racepred::trace::{LocId, Trace};
-use racepred::verdict::{decide, SmtEvidence, SmtGap, VerdictKind};
+use racepred::verdict::{decide, VerdictKind};
 use racepred::witness;
 use racepred_smt::{
-    evidence, predict, predict_pairs, slice_report, GroupAnswer, SliceLimits, SmtConfig, SmtKind,
+    evidence, predict, predict_pairs, slice_evidence, SliceLimits, SmtConfig, SmtKind,
 };
 
 fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
@@ -35,18 +35,27 @@ fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     Trace::from_events(events)
 }
 
-fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
+/// The reports of `check`'s streaming stage: (candidates, sound ones, `trf`).
+fn streaming(t: &Trace) -> (RaceReport, [RaceReport; 3], RaceReport) {
     let opts = AnalysisOptions {
         group_racy: true,
         witness_cuts: true,
         ..AnalysisOptions::default()
     };
     let run = |k| analysis::run_one(t, analysis::create(k, &opts).unwrap());
-    let cand = run(AnalysisKind::TsanHybrid);
-    let shbp = run(AnalysisKind::Shbp);
-    let syncp = run(AnalysisKind::SyncP);
-    let osr = run(AnalysisKind::Osr);
-    let trf = run(AnalysisKind::Trf);
+    (
+        run(AnalysisKind::TsanHybrid),
+        [
+            run(AnalysisKind::SyncP),
+            run(AnalysisKind::Shbp),
+            run(AnalysisKind::Osr),
+        ],
+        run(AnalysisKind::Trf),
+    )
+}
+
+fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
+    let (cand, [syncp, shbp, osr], trf) = streaming(t);
     let vt = ValueTrace::from_trace(t.clone());
     let mut cfg = SmtConfig::new(SmtKind::Mcm);
     cfg.window = window;
@@ -57,16 +66,7 @@ fn verdicts(t: &Trace, window: usize) -> racepred::verdict::Verdicts {
 
 /// The verdicts with the SMT stage `check` runs: `mcm` on the slices of the open groups.
 fn verdicts_on_slices(t: &Trace) -> racepred::verdict::Verdicts {
-    let opts = AnalysisOptions {
-        group_racy: true,
-        ..AnalysisOptions::default()
-    };
-    let run = |k| analysis::run_one(t, analysis::create(k, &opts).unwrap());
-    let cand = run(AnalysisKind::TsanHybrid);
-    let shbp = run(AnalysisKind::Shbp);
-    let syncp = run(AnalysisKind::SyncP);
-    let osr = run(AnalysisKind::Osr);
-    let trf = run(AnalysisKind::Trf);
+    let (cand, [syncp, shbp, osr], trf) = streaming(t);
     let proved: BTreeSet<GroupKey> = [&syncp, &shbp, &osr]
         .iter()
         .flat_map(|r| r.pairs.iter().map(|p| p.group_key()))
@@ -81,23 +81,7 @@ fn verdicts_on_slices(t: &Trace) -> racepred::verdict::Verdicts {
     let cfg = SmtConfig::new(SmtKind::Mcm);
     let limits = SliceLimits::default();
     let out = predict_pairs(&vt, &cfg, limits, Some(&open), |_, _| {}).unwrap();
-    let groups = out
-        .groups
-        .iter()
-        .filter_map(|(k, g)| match g {
-            GroupAnswer::Race(_) => None,
-            GroupAnswer::NoRace { pairs } => Some((*k, Ok(*pairs))),
-            GroupAnswer::Unknown(why) => Some((*k, Err(why.clone()))),
-        })
-        .collect();
-    let ev = SmtEvidence {
-        report: slice_report(&vt, &cfg, limits, &out),
-        witnesses: Default::default(),
-        groups,
-        exact: Err(SmtGap::NotRun(
-            "only the open location pairs are asked".into(),
-        )),
-    };
+    let ev = slice_evidence(&vt, &cfg, limits, &out);
     decide(&cand, &[&syncp, &shbp, &osr], &[&trf], Some(&ev))
 }
 
