@@ -96,6 +96,32 @@ fn racy_groups(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<GroupKey> {
         .collect()
 }
 
+/// `race` exactly for the location pairs with a predictable pair (each `syncp` witness
+/// cut replaying), `no race` for the others, no `unknown`.
+fn exact_verdicts(t: &Trace, v: &racepred::verdict::Verdicts) -> Result<(), TestCaseError> {
+    let o = oracle::analyze(t, &OracleConfig::default()).unwrap();
+    let racy = racy_groups(t, &o.predictable);
+    let vt = ValueTrace::from_trace(t.clone());
+    let concrete = vt.concrete().unwrap();
+    let mut races = BTreeSet::new();
+    for w in &v.warnings {
+        let k = w.pair.group_key();
+        match w.verdict {
+            VerdictKind::Race => {
+                races.insert(k);
+                if let Some(c) = &w.cut {
+                    let s = witness::of_cut(t, c);
+                    prop_assert!(witness::replay(&vt, &concrete, &s).is_ok());
+                }
+            }
+            VerdictKind::NoRace => prop_assert!(!racy.contains(&k), "no race claimed for {:?}", k),
+            VerdictKind::Unknown => prop_assert!(false, "unknown: {:?}", w.reason),
+        }
+    }
+    prop_assert_eq!(races, racy);
+    Ok(())
+}
+
 fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
 }
@@ -110,27 +136,7 @@ proptest! {
         locs in proptest::collection::vec(0u8..4, 1..5),
     ) {
         let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
-        let o = oracle::analyze(&t, &OracleConfig::default()).unwrap();
-        let racy = racy_groups(&t, &o.predictable);
-        let v = verdicts(&t, 10_000);
-        let vt = ValueTrace::from_trace(t.clone());
-        let concrete = vt.concrete().unwrap();
-        let mut races = BTreeSet::new();
-        for w in &v.warnings {
-            let k = w.pair.group_key();
-            match w.verdict {
-                VerdictKind::Race => {
-                    races.insert(k);
-                    if let Some(c) = &w.cut {
-                        let s = witness::of_cut(&t, c);
-                        prop_assert!(witness::replay(&vt, &concrete, &s).is_ok());
-                    }
-                }
-                VerdictKind::NoRace => prop_assert!(!racy.contains(&k), "no race claimed for {:?}", k),
-                VerdictKind::Unknown => prop_assert!(false, "unknown in one window: {:?}", w.reason),
-            }
-        }
-        prop_assert_eq!(races, racy);
+        exact_verdicts(&t, &verdicts(&t, 10_000))?;
     }
 
     /// With the SMT stage on slices (as `check` runs it): `race` exactly for the racy
@@ -142,21 +148,7 @@ proptest! {
         locs in proptest::collection::vec(0u8..4, 1..5),
     ) {
         let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
-        let o = oracle::analyze(&t, &OracleConfig::default()).unwrap();
-        let racy = racy_groups(&t, &o.predictable);
-        let v = verdicts_on_slices(&t);
-        let mut races = BTreeSet::new();
-        for w in &v.warnings {
-            let k = w.pair.group_key();
-            match w.verdict {
-                VerdictKind::Race => {
-                    races.insert(k);
-                }
-                VerdictKind::NoRace => prop_assert!(!racy.contains(&k), "no race claimed for {:?}", k),
-                VerdictKind::Unknown => prop_assert!(false, "unknown on slices: {:?}", w.reason),
-            }
-        }
-        prop_assert_eq!(races, racy);
+        exact_verdicts(&t, &verdicts_on_slices(&t))?;
     }
 
     /// With windows smaller than the trace, absence is claimed only from the TRF order
