@@ -40,6 +40,13 @@ public final class Rt {
     /** The variable of a synchroniser (latch, semaphore, barrier) for its vw → vr edges. */
     static final int SYNC = 5;
 
+    /** Records that are not events: a value ({@link ValuePass}) and an operand register. */
+    static final int BR = 15, VALUE = 16, OPERAND = 17;
+    /** Flags of a value record: the read is pinned; the access is volatile. */
+    static final int PIN = 1, VOLATILE = 2;
+    /** Values are recorded ({@code racepred record --values}). */
+    static volatile boolean values;
+
     private static final ThreadLocal<ThreadBuffer> BUF =
             ThreadLocal.withInitial(() -> new ThreadBuffer(Thread.currentThread()));
 
@@ -706,5 +713,155 @@ public final class Rt {
             acquired(ex, loc);
         }
         return ok;
+    }
+
+    // ---- values (ValuePass): each access and its record under a striped lock ----------
+
+    private static final int STRIPES = 1024;
+    private static final java.util.concurrent.atomic.AtomicIntegerArray LOCKS =
+            new java.util.concurrent.atomic.AtomicIntegerArray(STRIPES);
+
+    /**
+     * Takes the lock of stripe {@code h}, held over one access and its record only, so the
+     * order of the records of a variable's accesses is the order of the accesses. A thread
+     * holds one stripe at a time.
+     */
+    private static void lockStripe(int h) {
+        ThreadBuffer b = BUF.get();
+        if (b.stripe != 0) {
+            unlock(b);
+        }
+        int s = (h ^ (h >>> 16)) & (STRIPES - 1);
+        for (int spins = 0; !LOCKS.compareAndSet(s, 0, 1); spins++) {
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+        b.stripe = s + 1;
+    }
+
+    private static void unlock(ThreadBuffer b) {
+        if (b.stripe != 0) {
+            LOCKS.set(b.stripe - 1, 0);
+            b.stripe = 0;
+        }
+    }
+
+    public static void unlock() {
+        unlock(BUF.get());
+    }
+
+    /** Before a field access (nothing when {@code o} is null: the access throws). */
+    public static void lockField(Object o, int field) {
+        if (o != null) {
+            lockStripe(System.identityHashCode(o) * 31 + field);
+        }
+    }
+
+    /** Before a static field access, the class initialised. */
+    public static void lockStatic(int field) {
+        lockStripe(field * 0x9E3779B1);
+    }
+
+    /** Before an array access that will not throw (a null array or a bad index locks nothing). */
+    public static void lockElem(Object a, int i) {
+        if (a != null && i >= 0 && i < java.lang.reflect.Array.getLength(a)) {
+            lockStripe(System.identityHashCode(a) * 31 + i);
+        }
+    }
+
+    /** Before an {@code aastore}: nothing when the store will throw. */
+    public static void lockElemStore(Object a, int i, Object v) {
+        if (a != null && i >= 0 && i < java.lang.reflect.Array.getLength(a)
+                && (v == null || a.getClass().getComponentType().isInstance(v))) {
+            lockStripe(System.identityHashCode(a) * 31 + i);
+        }
+    }
+
+    /** Number of an object as a value (null is 0). */
+    public static long id(Object o) {
+        return o == null ? 0 : BUF.get().idOf(o);
+    }
+
+    private static long readValue(ThreadBuffer b, int op, int kind, int loc, long x, long y,
+            long v, int flags) {
+        long s = b.add(op, kind, loc, x, y);
+        b.ext(VALUE, v, flags);
+        unlock(b);
+        return s;
+    }
+
+    /** After a field read of value {@code v}: records it, unlocks; returns its register. */
+    public static long readField(Object o, long v, int field, int loc, int flags) {
+        ThreadBuffer b = BUF.get();
+        return readValue(b, (flags & VOLATILE) != 0 ? VR : R, FIELD, loc, b.idOf(o), field, v,
+                flags);
+    }
+
+    public static long readStatic(long v, int field, int loc, int flags) {
+        ThreadBuffer b = BUF.get();
+        return readValue(b, (flags & VOLATILE) != 0 ? VR : R, STATIC, loc, 0, field, v, flags);
+    }
+
+    public static long readElem(Object a, int i, long v, int loc, int flags) {
+        ThreadBuffer b = BUF.get();
+        return readValue(b, R, ELEM, loc, b.idOf(a), i, v, flags);
+    }
+
+    private static void writeValue(ThreadBuffer b, int op, int kind, int loc, long x, long y,
+            long v, int template, int flags) {
+        b.add(op, kind, loc, x, y);
+        b.ext(VALUE, v, (template & 0xffffffffL) | ((long) flags << 32));
+        b.recorded = true;
+    }
+
+    /**
+     * Before a field write of {@code v} (under the lock): records it with its expression
+     * (template, -1 for the value as a constant); its operands follow.
+     */
+    public static void writeField(Object o, long v, int field, int loc, int template,
+            int flags) {
+        ThreadBuffer b = BUF.get();
+        if (o == null) {
+            b.recorded = false;
+            return;
+        }
+        writeValue(b, (flags & VOLATILE) != 0 ? VW : W, FIELD, loc, b.idOf(o), field, v,
+                template, flags);
+    }
+
+    public static void writeStatic(long v, int field, int loc, int template, int flags) {
+        ThreadBuffer b = BUF.get();
+        writeValue(b, (flags & VOLATILE) != 0 ? VW : W, STATIC, loc, 0, field, v, template,
+                flags);
+    }
+
+    public static void writeElem(Object a, int i, long v, int loc, int template, int flags) {
+        ThreadBuffer b = BUF.get();
+        if (b.stripe == 0) {
+            b.recorded = false; // the store throws
+            return;
+        }
+        if ((flags >> 8) == ValuePass.WRAP_BYTE_OR_BOOL) {
+            flags = (a instanceof boolean[] ? ValuePass.WRAP_BOOL : ValuePass.WRAP_BYTE) << 8;
+        }
+        writeValue(b, W, ELEM, loc, b.idOf(a), i, v, template, flags);
+    }
+
+    /** A register of the latest write's or branch's expression. */
+    public static void operand(long reg) {
+        ThreadBuffer b = BUF.get();
+        if (b.recorded) {
+            b.ext(OPERAND, reg, 0);
+        }
+    }
+
+    /** A branch over reads ({@code taken}: 1 if its condition held); its operands follow. */
+    public static void branch(int template, int taken, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(BR, 0, loc, template, taken);
+        b.recorded = true;
     }
 }

@@ -95,7 +95,22 @@ final class Transformer implements ClassFileTransformer {
                     || (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) != 0) {
                 return mv;
             }
-            return new MethodAdapter(mv, access, name, desc, this);
+            MethodAdapter adapter = new MethodAdapter(mv, access, name, desc, this);
+            if (!Rt.values) {
+                return adapter;
+            }
+            // With values, the value pass instruments the method's field and array
+            // accesses and branches first; the adapter then adds the rest.
+            ClassAdapter cls = this;
+            return new org.objectweb.asm.tree.MethodNode(Opcodes.ASM9, access, name, desc, sig,
+                    exc) {
+                @Override
+                public void visitEnd() {
+                    adapter.valuesDone = ValuePass.rewrite(this, cls.owner, cls.source,
+                            cls.loader);
+                    accept(adapter);
+                }
+            };
         }
     }
 
@@ -108,6 +123,8 @@ final class Transformer implements ClassFileTransformer {
         private boolean active;
         /** In a class initialiser, whose field and array accesses are not recorded. */
         private final boolean clinit;
+        /** The value pass instrumented this method's field and array accesses. */
+        boolean valuesDone;
         private int line;
         private int entryLoc = -1;
         private boolean entryKnown;
@@ -195,7 +212,7 @@ final class Transformer implements ClassFileTransformer {
 
         @Override
         public void visitFieldInsn(int opcode, String owner, String name, String desc) {
-            if (!active || clinit) {
+            if (!active || clinit || valuesDone) {
                 super.visitFieldInsn(opcode, owner, name, desc);
                 return;
             }
@@ -275,7 +292,7 @@ final class Transformer implements ClassFileTransformer {
             switch (opcode) {
                 case IALOAD: case LALOAD: case FALOAD: case DALOAD:
                 case AALOAD: case BALOAD: case CALOAD: case SALOAD:
-                    if (clinit) {
+                    if (clinit || valuesDone) {
                         super.visitInsn(opcode);
                         return;
                     }
@@ -311,7 +328,7 @@ final class Transformer implements ClassFileTransformer {
 
         /** Replaces an array store by Rt's, whose parameters are (array, index, value). */
         private void store(int opcode, String name, String arrayAndValue) {
-            if (clinit) {
+            if (clinit || valuesDone) {
                 super.visitInsn(opcode);
                 return;
             }
