@@ -2,7 +2,8 @@
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
 //! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
 //! start/join, wait/notify,
-//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`, executors),
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`, executors,
+//! class initialisation),
 //! compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
@@ -312,6 +313,18 @@ fn executor_race_free() {
     assert_race_free("ExecutorSafe");
 }
 
+/// Class initialisation: the initialiser's writes (on whichever thread used the class
+/// first) come before every other thread's first use of the class.
+#[test]
+fn class_initialisation_racy() {
+    assert_racy("ClinitRacy");
+}
+
+#[test]
+fn class_initialisation_race_free() {
+    assert_race_free("ClinitSafe");
+}
+
 /// A missing agent and `--online` are errors (exit 2) that say what to do; neither needs a
 /// JDK, since the JVM is not started.
 #[test]
@@ -541,10 +554,17 @@ fn values_keep_the_races_of_every_synchronisation_kind() {
         "WaitRacy",
         "SynchronisersRacy",
         "ExecutorRacy",
+        "ClinitRacy",
     ] {
         assert_racy_with(class, &["--values"]);
     }
-    for class in ["SyncSafe", "VolatileSafe", "ReadWriteSafe", "ExecutorSafe"] {
+    for class in [
+        "SyncSafe",
+        "VolatileSafe",
+        "ReadWriteSafe",
+        "ExecutorSafe",
+        "ClinitSafe",
+    ] {
         let Some(trace) = record_with(class, "rpb", &["--values"]) else {
             return;
         };

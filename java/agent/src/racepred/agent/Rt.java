@@ -39,6 +39,8 @@ public final class Rt {
     static final int FIELD = 0, STATIC = 1, ELEM = 2, LOCK = 3, THREAD = 4;
     /** The variable of a synchroniser (latch, semaphore, barrier) for its vw → vr edges. */
     static final int SYNC = 5;
+    /** A class's initialisation: its lock and its variable (the object is the Class). */
+    static final int INIT = 6;
 
     /** Records that are not events: a value ({@link ValuePass}) and an operand register. */
     static final int BR = 15, VALUE = 16, OPERAND = 17;
@@ -863,5 +865,55 @@ public final class Rt {
         ThreadBuffer b = BUF.get();
         b.add(BR, 0, loc, template, taken);
         b.recorded = true;
+    }
+
+    // ---- class initialisation: a write under a per-class lock, read at first use -------
+
+    /** Classes whose instrumented static initialiser has completed. */
+    private static final java.util.Set<Class<?>> INITIALISED =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** At the start of {@code c}'s static initialiser. */
+    public static void clinitEnter(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(ACQ, INIT, loc, b.idOf(c), 0);
+    }
+
+    /** When {@code c}'s static initialiser returns: the write every user reads. */
+    public static void clinitExit(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        long id = b.idOf(c);
+        b.add(VW, INIT, loc, id, 0);
+        b.add(REL, INIT, loc, id, 0);
+        INITIALISED.add(c);
+    }
+
+    /** When it throws: the class is not initialised, the lock is let go. */
+    public static void clinitAbort(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(REL, INIT, loc, b.idOf(c), 0);
+    }
+
+    /**
+     * Before a use of class {@code c} that initialises it (a static field, a static method,
+     * {@code new}): the first time this thread uses it, initialises it (as the use would;
+     * waiting for another thread's initialisation) and reads the initialisation of it and of
+     * its superclasses, so everything their initialisers did comes before.
+     */
+    public static void classUse(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (!b.classesSeen.add(c)) {
+            return;
+        }
+        try {
+            Class.forName(c.getName(), true, c.getClassLoader());
+        } catch (Throwable t) {
+            return; // the use itself throws
+        }
+        for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+            if (INITIALISED.contains(k)) {
+                b.add(VR, INIT, loc, b.idOf(k), 0);
+            }
+        }
     }
 }

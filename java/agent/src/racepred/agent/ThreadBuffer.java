@@ -98,6 +98,8 @@ final class ThreadBuffer {
         put(last, op, 0, 0, a, b);
     }
 
+    /** Classes this thread has used (after their initialisation: {@link Rt#classUse}). */
+    final java.util.HashSet<Class<?>> classesSeen = new java.util.HashSet<>();
     /** With values: the stripe of {@link Rt}'s access locks held (+1), 0 if none. */
     int stripe;
     /** With values: whether the latest write was recorded (its operands follow it). */

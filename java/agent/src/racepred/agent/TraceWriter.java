@@ -185,6 +185,7 @@ final class TraceWriter {
             case Rt.STATIC: return Registry.fieldName((int) b);
             case Rt.ELEM: return className(a) + "@" + a + "[" + b + "]";
             case Rt.SYNC: return className(a) + "@" + a + (b > 0 ? ".from@" + (b - 1) : "");
+            case Rt.INIT: return className(a) + "@" + a + ".init";
             default: return className(a) + "@" + a;
         }
     }
@@ -297,6 +298,9 @@ final class TraceWriter {
                 target = threadId(names, ea);
             } else if (kind == Rt.LOCK) {
                 target = names.id(2, ea, targetName(kind, ea, eb));
+            } else if (kind == Rt.INIT && (op == Rt.ACQ || op == Rt.REL)) {
+                // Keyed apart from the monitor of the same Class object.
+                target = names.id(2, -ea, targetName(kind, ea, eb));
             } else {
                 target = vars.idOrAdd(kind, ea, eb);
                 if (target < 0) {

@@ -21,10 +21,10 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * {@code submit} and {@code awaitTermination} and {@code Future.get}, and
  * {@code Thread.interrupt} with
  * where an interrupt is seen ({@code interrupted}, {@code isInterrupted}, a handler of
- * {@code InterruptedException}). Field and array accesses
- * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
- * initialisation lock, before any other thread sees the class) are not recorded, nor are
- * accesses to final fields, nor any code of a constructor before it calls its superclass's
+ * {@code InterruptedException}). A class initialiser ({@code <clinit>}) is a section of a
+ * lock of its class ending with a volatile write, which a thread's first use of the class
+ * elsewhere (static field, static method, {@code new}) reads. Not recorded: accesses to
+ * final fields, and any code of a constructor before it calls its superclass's
  * constructor.
  */
 final class Transformer implements ClassFileTransformer {
@@ -121,7 +121,7 @@ final class Transformer implements ClassFileTransformer {
         private final boolean isStatic;
         /** False in a constructor until it has called its superclass's constructor. */
         private boolean active;
-        /** In a class initialiser, whose field and array accesses are not recorded. */
+        /** In a class initialiser, recorded under the class's initialisation lock. */
         private final boolean clinit;
         /** The value pass instrumented this method's field and array accesses. */
         boolean valuesDone;
@@ -170,7 +170,42 @@ final class Transformer implements ClassFileTransformer {
                 pushInt(entryLoc);
                 call("monitorEnter", "(Ljava/lang/Object;I)V");
                 super.visitLabel(start);
+            } else if (initGuard()) {
+                entryLoc = Registry.reserveLoc();
+                super.visitLdcInsn(Type.getObjectType(cls.owner));
+                pushInt(entryLoc);
+                call("clinitEnter", "(Ljava/lang/Class;I)V");
+                super.visitLabel(start);
             }
+        }
+
+        /** A class initialiser recorded as a section of the class's initialisation lock. */
+        private boolean initGuard() {
+            return clinit && cls.version >= Opcodes.V1_5;
+        }
+
+        /**
+         * Before a use of class {@code owner} that initialises it: {@link Rt#classUse}, when
+         * its initialisation (or a superclass's) is instrumented. Uses of the class's own
+         * members are not marked: the code running them was reached through a use of the
+         * class, or runs on the thread that initialised it.
+         */
+        private void classUse(String owner) {
+            if (active && cls.version >= Opcodes.V1_5 && !owner.equals(cls.owner)
+                    && !owner.startsWith("[") && !skipped(owner)
+                    && Hierarchy.initialises(cls.loader, owner)) {
+                super.visitLdcInsn(Type.getObjectType(owner));
+                pushInt(loc());
+                call("classUse", "(Ljava/lang/Class;I)V");
+            }
+        }
+
+        @Override
+        public void visitTypeInsn(int opcode, String type) {
+            if (opcode == NEW) {
+                classUse(type);
+            }
+            super.visitTypeInsn(opcode, type);
         }
 
         @Override
@@ -189,6 +224,10 @@ final class Transformer implements ClassFileTransformer {
                 pushLock(this);
                 pushInt(loc());
                 call("monitorExit", "(Ljava/lang/Object;I)V");
+            } else if (initGuard() && opcode != ATHROW) {
+                super.visitLdcInsn(Type.getObjectType(cls.owner));
+                pushInt(loc());
+                call("clinitExit", "(Ljava/lang/Class;I)V");
             }
         }
 
@@ -206,13 +245,27 @@ final class Transformer implements ClassFileTransformer {
                 mv.visitMethodInsn(INVOKESTATIC, RT, "monitorExit", "(Ljava/lang/Object;I)V",
                         false);
                 mv.visitInsn(ATHROW);
+            } else if (initGuard()) {
+                // An initialiser that throws lets the initialisation lock go.
+                Label end = new Label();
+                super.visitLabel(end);
+                mv.visitTryCatchBlock(start, end, handler, null);
+                mv.visitLabel(handler);
+                mv.visitLdcInsn(Type.getObjectType(cls.owner));
+                mv.visitLdcInsn(loc());
+                mv.visitMethodInsn(INVOKESTATIC, RT, "clinitAbort", "(Ljava/lang/Class;I)V",
+                        false);
+                mv.visitInsn(ATHROW);
             }
             super.visitMaxs(maxStack, maxLocals);
         }
 
         @Override
         public void visitFieldInsn(int opcode, String owner, String name, String desc) {
-            if (!active || clinit || valuesDone) {
+            if (opcode == GETSTATIC || opcode == PUTSTATIC) {
+                classUse(owner);
+            }
+            if (!active || valuesDone) {
                 super.visitFieldInsn(opcode, owner, name, desc);
                 return;
             }
@@ -292,7 +345,7 @@ final class Transformer implements ClassFileTransformer {
             switch (opcode) {
                 case IALOAD: case LALOAD: case FALOAD: case DALOAD:
                 case AALOAD: case BALOAD: case CALOAD: case SALOAD:
-                    if (clinit || valuesDone) {
+                    if (valuesDone) {
                         super.visitInsn(opcode);
                         return;
                     }
@@ -328,7 +381,7 @@ final class Transformer implements ClassFileTransformer {
 
         /** Replaces an array store by Rt's, whose parameters are (array, index, value). */
         private void store(int opcode, String name, String arrayAndValue) {
-            if (clinit || valuesDone) {
+            if (valuesDone) {
                 super.visitInsn(opcode);
                 return;
             }
@@ -388,6 +441,9 @@ final class Transformer implements ClassFileTransformer {
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc,
                 boolean itf) {
+            if (opcode == INVOKESTATIC) {
+                classUse(owner);
+            }
             if (active && opcode == INVOKESTATIC && owner.equals("java/lang/Thread")
                     && name.equals("interrupted") && desc.equals("()Z")) {
                 pushInt(loc());
