@@ -2,7 +2,7 @@
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
 //! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
 //! start/join, wait/notify,
-//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`, executors,
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`/`Phaser`, atomics, `Thread.interrupt`, executors,
 //! class initialisation),
 //! compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
@@ -311,6 +311,16 @@ fn executor_racy() {
 #[test]
 fn executor_race_free() {
     assert_race_free("ExecutorSafe");
+}
+
+#[test]
+fn phaser_racy() {
+    assert_racy("PhaserRacy");
+}
+
+#[test]
+fn phaser_race_free() {
+    assert_race_free("PhaserSafe");
 }
 
 /// Class initialisation: the initialiser's writes (on whichever thread used the class

@@ -596,6 +596,44 @@ public final class Rt {
         return r;
     }
 
+    /** A phaser's arrivals (vw) come before the departures of the phases they end (vr). */
+    public static int arrive(java.util.concurrent.Phaser p, int loc) {
+        released(p, loc);
+        return p.arrive();
+    }
+
+    public static int arriveAndDeregister(java.util.concurrent.Phaser p, int loc) {
+        released(p, loc);
+        return p.arriveAndDeregister();
+    }
+
+    public static int arriveAndAwaitAdvance(java.util.concurrent.Phaser p, int loc) {
+        released(p, loc);
+        int r = p.arriveAndAwaitAdvance();
+        acquired(p, loc);
+        return r;
+    }
+
+    public static int awaitAdvance(java.util.concurrent.Phaser p, int phase, int loc) {
+        int r = p.awaitAdvance(phase);
+        acquired(p, loc);
+        return r;
+    }
+
+    public static int awaitAdvanceInterruptibly(java.util.concurrent.Phaser p, int phase,
+            int loc) throws InterruptedException {
+        int r = p.awaitAdvanceInterruptibly(phase);
+        acquired(p, loc);
+        return r;
+    }
+
+    public static int awaitAdvanceInterruptibly(java.util.concurrent.Phaser p, int phase,
+            long time, TimeUnit unit, int loc) throws InterruptedException, TimeoutException {
+        int r = p.awaitAdvanceInterruptibly(phase, time, unit);
+        acquired(p, loc);
+        return r;
+    }
+
     // ---- java.util.concurrent.atomic: one volatile variable per object ----------------
 
     /** Before a call that writes an atomic. */

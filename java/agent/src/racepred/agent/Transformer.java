@@ -16,7 +16,8 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * left alone): calls into {@link Rt} around field and array accesses, monitors,
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
  * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls, and the release and
- * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier},
+ * acquire methods of {@code CountDownLatch}, {@code Semaphore}, {@code CyclicBarrier} and
+ * {@code Phaser},
  * calls on {@code java.util.concurrent.atomic} objects, executors' {@code execute},
  * {@code submit} and {@code awaitTermination} and {@code Future.get}, and
  * {@code Thread.interrupt} with
@@ -607,6 +608,7 @@ final class Transformer implements ClassFileTransformer {
         private static final String LATCH = "java/util/concurrent/CountDownLatch";
         private static final String SEMAPHORE = "java/util/concurrent/Semaphore";
         private static final String BARRIER = "java/util/concurrent/CyclicBarrier";
+        private static final String PHASER = "java/util/concurrent/Phaser";
         private static final String UNIT = "Ljava/util/concurrent/TimeUnit;";
 
         /** The synchroniser class whose method Rt replaces, or null. */
@@ -624,6 +626,13 @@ final class Transformer implements ClassFileTransformer {
                     break;
                 case "release": case "acquire": case "acquireUninterruptibly":
                     cls = desc.equals("()V") || desc.equals("(I)V") ? SEMAPHORE : null;
+                    break;
+                case "arrive": case "arriveAndDeregister": case "arriveAndAwaitAdvance":
+                    cls = desc.equals("()I") ? PHASER : null;
+                    break;
+                case "awaitAdvance": case "awaitAdvanceInterruptibly":
+                    cls = desc.equals("(I)I") || desc.equals("(IJ" + UNIT + ")I") ? PHASER
+                            : null;
                     break;
                 case "tryAcquire":
                     cls = desc.equals("()Z") || desc.equals("(I)Z")
