@@ -474,7 +474,7 @@ fn value_lines(trace: &Path) -> Vec<String> {
 
 /// Values of a one-thread program, line by line: reads carry what they saw; writes are
 /// expressions over earlier reads with Java's 32-bit wrap-around and narrowing stores; a
-/// float is copied as its bits; a branch over two reads is recorded with its outcome;
+/// float is copied as its bits; a bitwise or is spelled without `|`; a branch over two reads is recorded with its outcome;
 /// reads that select an address (the array, its index) or reach a call are pinned by a
 /// branch on their value. The trace validates, which checks every value against the
 /// expressions (`validate` evaluates them).
@@ -507,14 +507,18 @@ fn values_and_branch_conditions_of_a_small_program() {
         "T0|w(ValuesExprs.g)=r<6>".into(),
         "T0|r(ValuesExprs.a)->r<7>=2147483647".into(),
         "T0|r(ValuesExprs.b)->r<8>=3".into(),
-        // `if (a > b)`: javac jumps on a <= b, which did not hold.
-        "T0|br(!((r<7><=r<8>)))".into(),
-        "T0|r(ValuesExprs.arr)->r<9>=ARR".into(),
-        "T0|br((r<9>==ARR))".into(),
+        // a | b, as (a ^ b) ^ (a & b).
+        "T0|w(ValuesExprs.o)=((r<7>^r<8>)^(r<7>&r<8>))".into(),
+        "T0|r(ValuesExprs.a)->r<9>=2147483647".into(),
         "T0|r(ValuesExprs.b)->r<10>=3".into(),
-        "T0|br((r<10>==3))".into(),
-        "T0|r(ValuesExprs.c)->r<11>=-2147483646".into(),
-        "T0|w(int[]@ARR[3])=r<11>".into(),
+        // `if (a > b)`: javac jumps on a <= b, which did not hold.
+        "T0|br(!((r<9><=r<10>)))".into(),
+        "T0|r(ValuesExprs.arr)->r<11>=ARR".into(),
+        "T0|br((r<11>==ARR))".into(),
+        "T0|r(ValuesExprs.b)->r<12>=3".into(),
+        "T0|br((r<12>==3))".into(),
+        "T0|r(ValuesExprs.c)->r<13>=-2147483646".into(),
+        "T0|w(int[]@ARR[3])=r<13>".into(),
     ]
     .into_iter()
     .collect();

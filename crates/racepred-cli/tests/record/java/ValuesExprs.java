@@ -1,7 +1,8 @@
 /**
  * Values of reads, writes and branches (`racepred record --values`): 32-bit overflow,
  * narrowing stores, long arithmetic, an index that comes from a read (pinned), a branch
- * over two reads, a value passed to a call (pinned) and a float copied as its bits.
+ * over two reads, a value passed to a call (pinned), a float copied as its bits and a
+ * bitwise or (spelled without `|`, which separates the fields of an STD line).
  */
 public class ValuesExprs {
     static int a;
@@ -12,6 +13,7 @@ public class ValuesExprs {
     static char ch;
     static float f;
     static float g;
+    static int o;
     static int[] arr;
 
     public static void main(String[] args) {
@@ -24,6 +26,7 @@ public class ValuesExprs {
         ch = (char) (a + 1);
         f = 1.5f;
         g = f;
+        o = a | b;
         if (a > b) {
             arr[b] = c;
         }

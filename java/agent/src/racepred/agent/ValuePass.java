@@ -414,8 +414,9 @@ final class ValuePass {
                         Node.bin("&", x, Node.k(0xffffffffL)), Node.bin("&", y, Node.k(31))), 32));
                 case IAND: case LAND: return bin(n.getOpcode() == IAND ? 'I' : 'J', a, b,
                         (x, y) -> Node.bin("&", x, y));
+                // x | y spelled (x ^ y) ^ (x & y): a `|` would end the STD line's field.
                 case IOR: case LOR: return bin(n.getOpcode() == IOR ? 'I' : 'J', a, b,
-                        (x, y) -> Node.bin("|", x, y));
+                        (x, y) -> Node.bin("^", Node.bin("^", x, y), Node.bin("&", x, y)));
                 case IXOR: case LXOR: return bin(n.getOpcode() == IXOR ? 'I' : 'J', a, b,
                         (x, y) -> Node.bin("^", x, y));
                 case LADD: return bin('J', a, b, (x, y) -> Node.bin("+", x, y));
