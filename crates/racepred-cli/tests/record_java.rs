@@ -3,6 +3,7 @@
 //! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
 //! start/join, wait/notify,
 //! `CountDownLatch`/`Semaphore`/`CyclicBarrier`/`Phaser`, atomics, `Thread.interrupt`, executors,
+//! `CompletableFuture.supplyAsync`/`runAsync` with `join`/`get`,
 //! class initialisation),
 //! compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
@@ -321,6 +322,16 @@ fn phaser_racy() {
 #[test]
 fn phaser_race_free() {
     assert_race_free("PhaserSafe");
+}
+
+#[test]
+fn completable_future_racy() {
+    assert_racy("CompletableRacy");
+}
+
+#[test]
+fn completable_future_race_free() {
+    assert_race_free("CompletableSafe");
 }
 
 /// Class initialisation: the initialiser's writes (on whichever thread used the class

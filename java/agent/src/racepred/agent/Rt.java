@@ -954,4 +954,67 @@ public final class Rt {
             }
         }
     }
+
+    // ---- CompletableFuture.supplyAsync/runAsync and join/get: tasks as for executors ---
+
+    private static Object poolOf(java.util.concurrent.Executor e) {
+        return e != null ? e : java.util.concurrent.ForkJoinPool.commonPool();
+    }
+
+    private static <T> java.util.function.Supplier<T> supplier(Task t) {
+        return () -> {
+            try {
+                @SuppressWarnings("unchecked")
+                T v = (T) t.call();
+                return v;
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        };
+    }
+
+    private static <T> java.util.concurrent.CompletableFuture<T> submitted(Task t,
+            java.util.concurrent.CompletableFuture<T> f) {
+        TASK_OF.put(f, t);
+        return f;
+    }
+
+    public static <T> java.util.concurrent.CompletableFuture<T> supplyAsync(
+            java.util.function.Supplier<T> s, int loc) {
+        Task t = new Task(poolOf(null), null, s::get, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.supplyAsync(supplier(t)));
+    }
+
+    public static <T> java.util.concurrent.CompletableFuture<T> supplyAsync(
+            java.util.function.Supplier<T> s, java.util.concurrent.Executor e, int loc) {
+        Task t = new Task(poolOf(e), null, s::get, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.supplyAsync(supplier(t), e));
+    }
+
+    public static java.util.concurrent.CompletableFuture<Void> runAsync(Runnable r, int loc) {
+        Task t = new Task(poolOf(null), r, null, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.runAsync(t));
+    }
+
+    public static java.util.concurrent.CompletableFuture<Void> runAsync(Runnable r,
+            java.util.concurrent.Executor e, int loc) {
+        Task t = new Task(poolOf(e), r, null, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.runAsync(t, e));
+    }
+
+    /** {@code CompletableFuture.join} of a future made by an instrumented call above. */
+    public static Object join(java.util.concurrent.CompletableFuture<?> f, int loc) {
+        Object v = f.join();
+        Task t = TASK_OF.get(f);
+        if (t != null) {
+            acquired(t.done, loc);
+        }
+        return v;
+    }
 }

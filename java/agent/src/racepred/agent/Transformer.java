@@ -414,6 +414,9 @@ final class Transformer implements ClassFileTransformer {
             call(name, d.toString());
         }
 
+        private static final String CF = "java/util/concurrent/CompletableFuture";
+        private static final String SUPPLIER = "Ljava/util/function/Supplier;";
+        private static final String EXEC = "Ljava/util/concurrent/Executor;";
         private static final String LOCK = "java/util/concurrent/locks/Lock";
         private static final String COND = "java/util/concurrent/locks/Condition";
         private static final String RWLOCK = "java/util/concurrent/locks/ReadWriteLock";
@@ -449,6 +452,20 @@ final class Transformer implements ClassFileTransformer {
                     && name.equals("interrupted") && desc.equals("()Z")) {
                 pushInt(loc());
                 call("interrupted", "(I)Z");
+                return;
+            }
+            if (active && opcode == INVOKESTATIC && owner.equals(CF)
+                    && ((name.equals("supplyAsync") && (desc.equals("(" + SUPPLIER + ")L" + CF + ";")
+                            || desc.equals("(" + SUPPLIER + EXEC + ")L" + CF + ";")))
+                        || (name.equals("runAsync") && (desc.equals("(Ljava/lang/Runnable;)L" + CF + ";")
+                            || desc.equals("(Ljava/lang/Runnable;" + EXEC + ")L" + CF + ";"))))) {
+                replace(name, "", desc);
+                return;
+            }
+            if (active && opcode == INVOKEVIRTUAL && name.equals("join")
+                    && desc.equals("()Ljava/lang/Object;")
+                    && Hierarchy.isSubtype(cls.loader, owner, CF)) {
+                replace(name, "L" + CF + ";", desc);
                 return;
             }
             if (!active || (opcode != INVOKEVIRTUAL && opcode != INVOKEINTERFACE)) {
