@@ -19,7 +19,8 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * acquire methods of {@code CountDownLatch}, {@code Semaphore}, {@code CyclicBarrier} and
  * {@code Phaser},
  * calls on {@code java.util.concurrent.atomic} objects, executors' {@code execute},
- * {@code submit} and {@code awaitTermination} and {@code Future.get}, and
+ * {@code submit} and {@code awaitTermination}, {@code Future.get}, {@code CompletableFuture}'s
+ * {@code supplyAsync}, {@code runAsync} and {@code join}, and
  * {@code Thread.interrupt} with
  * where an interrupt is seen ({@code interrupted}, {@code isInterrupted}, a handler of
  * {@code InterruptedException}). A class initialiser ({@code <clinit>}) is a section of a
