@@ -11,7 +11,7 @@ for tool in javac jar; do
     command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (install a JDK)" >&2; exit 77; }
 done
 jars=()
-for j in asm asm-commons asm-tree; do
+for j in asm asm-commons asm-tree asm-analysis; do
     [ -f "$asm_dir/$j.jar" ] || { echo "build.sh: $asm_dir/$j.jar not found (apt-get install libasm-java, or set ASM_DIR)" >&2; exit 77; }
     jars+=("$asm_dir/$j.jar")
 done

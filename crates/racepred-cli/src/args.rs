@@ -87,6 +87,11 @@ pub struct RecordArgs {
     /// beside the racepred executable.
     #[arg(long, value_name = "FILE")]
     pub runtime: Option<PathBuf>,
+    /// Java programs: record values for RECIPE (`-a recipe`, `-a recipe-alt`): each read's
+    /// value, each write's as an expression over the thread's earlier reads, each branch
+    /// over reads with its outcome (docs/recording.md).
+    #[arg(long)]
+    pub values: bool,
     /// The Java agent (`racepred-agent.jar`), added as `-javaagent:` when CMD is `java`;
     /// default: `$RACEPRED_AGENT`, else the one beside the racepred executable.
     #[arg(long, value_name = "FILE")]

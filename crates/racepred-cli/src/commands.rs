@@ -338,7 +338,7 @@ fn copy_validated(
     Ok(n)
 }
 
-fn convert(a: ConvertArgs) -> Result<ExitCode> {
+pub(crate) fn convert(a: ConvertArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input], &[Some(&a.output)])?;
     let to = output_format(&a.output, a.to)?;
     let mut src = open_trace(&a.input, a.from, a.max_line, a.no_mmap)?;

@@ -107,6 +107,9 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     if is_java(&a.command[0]) {
         return record_java(a);
     }
+    if a.values {
+        bail!("--values is available for Java programs only (the command must be `java`)");
+    }
     let program = PathBuf::from(&a.command[0]);
     if a.online.as_deref() != Some("pacer") {
         for (id, flag) in [
@@ -316,7 +319,8 @@ fn record_java(a: RecordArgs) -> Result<ExitCode> {
     let mut cmd = std::process::Command::new(&a.command[0]);
     cmd.arg(flag)
         .args(&a.command[1..])
-        .env("RACEPRED_RECORD_OUT", &written);
+        .env("RACEPRED_RECORD_OUT", &written)
+        .env("RACEPRED_VALUES", if a.values { "1" } else { "0" });
     let status = run_outliving_signals(&mut cmd);
     let result = (|| -> Result<ExitCode> {
         let status = status.with_context(|| format!("cannot run {}", program.display()))?;
@@ -329,11 +333,25 @@ fn record_java(a: RecordArgs) -> Result<ExitCode> {
                 agent.display()
             );
         }
-        if !direct {
+        if !direct && a.values {
+            // `convert` keeps the values (the streaming copy below would drop them).
+            crate::commands::convert(crate::args::ConvertArgs {
+                input: written.clone(),
+                output: output.clone(),
+                from: None,
+                max_line: racepred::trace::lines::DEFAULT_MAX_LINE,
+                no_mmap: false,
+                to: None,
+                lenient: false,
+                drop_values: false,
+            })?;
+        } else if !direct {
             let mut src = racepred::trace::open(&written)?;
             let mut dst = racepred::trace::write::create(&output, format)?;
             racepred::trace::write::copy(&mut *src, &mut *dst)?;
             dst.finish()?;
+        }
+        if !direct {
             let table = locs(&written);
             if table.is_file() {
                 std::fs::copy(&table, locs(&output))

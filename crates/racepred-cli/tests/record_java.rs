@@ -2,11 +2,17 @@
 //! racy and one race-free per kind of synchronisation (monitors and synchronized methods,
 //! `ReentrantLock` and its conditions, `ReentrantReadWriteLock`, volatile fields,
 //! start/join, wait/notify,
-//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`, atomics, `Thread.interrupt`, executors),
+//! `CountDownLatch`/`Semaphore`/`CyclicBarrier`/`Phaser`, atomics, `Thread.interrupt`, executors,
+//! `CompletableFuture.supplyAsync`/`runAsync` with `join`/`get`,
+//! class initialisation),
 //! compiled
 //! with the machine's `javac` and run under racepred's Java agent (`java/agent`, built here
 //! beside the racepred binary). Every trace validates; `hb`, `shb` and `wcp` report the racy
 //! program's race exactly at its marked lines (`// RACE`) and nothing on race-free ones.
+//! With `--values` (value traces for RECIPE): RECIPE's Fig. 1 in Java gives `recipe` the race
+//! `mcm` cannot see; the values and branch conditions of small programs are checked line by
+//! line; racy programs recorded with values validate (values agree with the trace's order)
+//! and give `hb`/`shb`/`wcp` the same races.
 //! Skipped, with a message, where `javac`/`jar` or ASM (`libasm-java`) is missing.
 
 use std::collections::BTreeSet;
@@ -71,10 +77,22 @@ fn setup() -> Option<&'static Path> {
 
 /// Records `class` into `DIR/CLASS.EXT` and validates the trace; returns it.
 fn record(class: &str, ext: &str) -> Option<PathBuf> {
+    record_with(class, ext, &[])
+}
+
+/// As [`record`], with more `record` options (`--values`); the trace is `DIR/CLASS.EXT`
+/// with each option's name added (`CLASS.values.EXT`).
+fn record_with(class: &str, ext: &str, options: &[&str]) -> Option<PathBuf> {
     let dir = setup()?;
-    let trace = dir.join(format!("{class}.{ext}"));
+    let tag: String = options
+        .iter()
+        .map(|o| format!(".{}", o.trim_start_matches('-')))
+        .collect();
+    let trace = dir.join(format!("{class}{tag}.{ext}"));
     let out = racepred()
-        .args(["record", "-o"])
+        .arg("record")
+        .args(options)
+        .arg("-o")
         .arg(&trace)
         .args(["--", "java", "-cp"])
         .arg(dir.join("classes"))
@@ -144,7 +162,11 @@ fn marked(file: &str) -> BTreeSet<String> {
 }
 
 fn assert_racy(class: &str) {
-    let Some(trace) = record(class, "rpb") else {
+    assert_racy_with(class, &[]);
+}
+
+fn assert_racy_with(class: &str, options: &[&str]) {
+    let Some(trace) = record_with(class, "rpb", options) else {
         return;
     };
     let expected = marked(&format!("{class}.java"));
@@ -292,6 +314,38 @@ fn executor_race_free() {
     assert_race_free("ExecutorSafe");
 }
 
+#[test]
+fn phaser_racy() {
+    assert_racy("PhaserRacy");
+}
+
+#[test]
+fn phaser_race_free() {
+    assert_race_free("PhaserSafe");
+}
+
+#[test]
+fn completable_future_racy() {
+    assert_racy("CompletableRacy");
+}
+
+#[test]
+fn completable_future_race_free() {
+    assert_race_free("CompletableSafe");
+}
+
+/// Class initialisation: the initialiser's writes (on whichever thread used the class
+/// first) come before every other thread's first use of the class.
+#[test]
+fn class_initialisation_racy() {
+    assert_racy("ClinitRacy");
+}
+
+#[test]
+fn class_initialisation_race_free() {
+    assert_race_free("ClinitSafe");
+}
+
 /// A missing agent and `--online` are errors (exit 2) that say what to do; neither needs a
 /// JDK, since the JVM is not started.
 #[test]
@@ -328,6 +382,233 @@ fn missing_agent_and_online_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("--online is not available for Java programs"),
+        "{err}"
+    );
+}
+
+/// The location pairs an SMT analysis reports (`analyze --json -a ANALYSIS`), as
+/// `(first_source, second_source)`, and its exit code.
+fn smt_pairs(trace: &Path, analysis: &str) -> (i32, BTreeSet<(String, String)>) {
+    let out = racepred()
+        .args(["analyze", "--json", "-a", analysis])
+        .arg(trace)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}{}", String::from_utf8_lossy(&out.stderr)));
+    let report = if json.is_array() {
+        json[0].clone()
+    } else {
+        json
+    };
+    assert_eq!(report["complete"], true, "{analysis}: {text}");
+    let pairs = report["location_pairs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|g| {
+            let s = |k: &str| g[k].as_str().unwrap_or("<no source>").to_string();
+            (s("first_source"), s("second_source"))
+        })
+        .collect();
+    (out.status.code().unwrap(), pairs)
+}
+
+/// RECIPE's Fig. 1 written in Java, recorded with values: `recipe` (and `recipe-alt`)
+/// report the race between T1's write of x and T2's read of x, which needs T2's read of y
+/// to see 3 instead of 5 with its branch going the same way; `mcm`, which keeps every
+/// read's write, does not.
+#[test]
+fn values_recipe_fig1_race_only_value_prediction_sees() {
+    let Some(trace) = record_with("RecipeFig1", "rpb", &["--values"]) else {
+        return;
+    };
+    let marked: Vec<String> = marked("RecipeFig1.java").into_iter().collect();
+    assert_eq!(marked.len(), 2, "{marked:?}");
+    let race = (marked[0].clone(), marked[1].clone());
+    let (code, mcm) = smt_pairs(&trace, "mcm");
+    assert_eq!(code, 1, "mcm: {mcm:?}");
+    assert!(!mcm.contains(&race), "mcm reports {race:?}: {mcm:?}");
+    for analysis in ["recipe", "recipe-alt"] {
+        let (code, found) = smt_pairs(&trace, analysis);
+        assert_eq!(code, 1, "{analysis}: {found:?}");
+        assert!(
+            found.contains(&race),
+            "{analysis} misses {race:?}: {found:?}"
+        );
+        // Everything mcm finds, value prediction finds too.
+        assert!(
+            found.is_superset(&mcm),
+            "{analysis}: {found:?} vs mcm {mcm:?}"
+        );
+    }
+}
+
+/// The lines of a value trace written as STD (by `convert`, which spells expressions its
+/// own way: `br((r1==3))`), without the location field (locations are
+/// the agent's numbers) and with each register renamed `r<k>` by first appearance.
+fn value_lines(trace: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut regs: Vec<String> = Vec::new();
+    text.lines()
+        .map(|l| {
+            let body = &l[..l.rfind('|').unwrap()];
+            let mut out = String::new();
+            let b = body.as_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                let starts = b[i] == b'r'
+                    && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.'))
+                    && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+                if starts {
+                    let mut j = i + 1;
+                    while j < b.len() && b[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                    let name = body[i..j].to_string();
+                    let k = regs.iter().position(|r| *r == name).unwrap_or_else(|| {
+                        regs.push(name);
+                        regs.len() - 1
+                    });
+                    out.push_str(&format!("r<{k}>"));
+                    i = j;
+                } else {
+                    out.push(b[i] as char);
+                    i += 1;
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// Values of a one-thread program, line by line: reads carry what they saw; writes are
+/// expressions over earlier reads with Java's 32-bit wrap-around and narrowing stores; a
+/// float is copied as its bits; a bitwise or is spelled without `|`; a branch over two reads is recorded with its outcome;
+/// reads that select an address (the array, its index) or reach a call are pinned by a
+/// branch on their value. The trace validates, which checks every value against the
+/// expressions (`validate` evaluates them).
+#[test]
+fn values_and_branch_conditions_of_a_small_program() {
+    let Some(trace) = record_with("ValuesExprs", "std", &["--values"]) else {
+        return;
+    };
+    let lines = value_lines(&trace);
+    let f15 = f32::to_bits(1.5) as i64;
+    let expected: Vec<String> = [
+        "T0|w(ValuesExprs.arr)=ARR".to_string(),
+        "T0|w(ValuesExprs.a)=2147483647".into(),
+        "T0|w(ValuesExprs.b)=3".into(),
+        "T0|r(ValuesExprs.a)->r<0>=2147483647".into(),
+        "T0|r(ValuesExprs.b)->r<1>=3".into(),
+        // c = a + b wraps to -2147483646.
+        "T0|w(ValuesExprs.c)=(((r<0>+r<1>)<<32)>>32)".into(),
+        "T0|r(ValuesExprs.a)->r<2>=2147483647".into(),
+        "T0|r(ValuesExprs.b)->r<3>=3".into(),
+        // l = (long) a * b - 1, in 64 bits.
+        "T0|w(ValuesExprs.l)=((r<2>*r<3>)-1)".into(),
+        "T0|r(ValuesExprs.c)->r<4>=-2147483646".into(),
+        // by = (byte) (c >> 1): the cast, then the byte field's own narrowing.
+        "T0|w(ValuesExprs.by)=(((((r<4>>>(1&31))<<56)>>56)<<56)>>56)".into(),
+        "T0|r(ValuesExprs.a)->r<5>=2147483647".into(),
+        "T0|w(ValuesExprs.ch)=(((((r<5>+1)<<32)>>32)&65535)&65535)".into(),
+        format!("T0|w(ValuesExprs.f)={f15}"),
+        format!("T0|r(ValuesExprs.f)->r<6>={f15}"),
+        "T0|w(ValuesExprs.g)=r<6>".into(),
+        "T0|r(ValuesExprs.a)->r<7>=2147483647".into(),
+        "T0|r(ValuesExprs.b)->r<8>=3".into(),
+        // a | b, as (a ^ b) ^ (a & b).
+        "T0|w(ValuesExprs.o)=((r<7>^r<8>)^(r<7>&r<8>))".into(),
+        "T0|r(ValuesExprs.a)->r<9>=2147483647".into(),
+        "T0|r(ValuesExprs.b)->r<10>=3".into(),
+        // `if (a > b)`: javac jumps on a <= b, which did not hold.
+        "T0|br(!((r<9><=r<10>)))".into(),
+        "T0|r(ValuesExprs.arr)->r<11>=ARR".into(),
+        "T0|br((r<11>==ARR))".into(),
+        "T0|r(ValuesExprs.b)->r<12>=3".into(),
+        "T0|br((r<12>==3))".into(),
+        "T0|r(ValuesExprs.c)->r<13>=-2147483646".into(),
+        "T0|w(int[]@ARR[3])=r<13>".into(),
+    ]
+    .into_iter()
+    .collect();
+    // The array's number is the first write's value.
+    let arr = lines[0].rsplit('=').next().unwrap().to_string();
+    let expected: Vec<String> = expected.iter().map(|l| l.replace("ARR", &arr)).collect();
+    assert!(lines.len() > expected.len(), "{}", lines.join("\n"));
+    assert_eq!(
+        &lines[..expected.len()],
+        &expected[..],
+        "{}",
+        lines.join("\n")
+    );
+    // The rest reads the array element and the fields printed: each read reaches a call
+    // (string concatenation), so each is pinned.
+    let rest = &lines[expected.len()..];
+    assert_eq!(rest.len() % 2, 0, "{rest:?}");
+    for pair in rest.chunks(2) {
+        let (reg, value) = pair[0].split_once("->").unwrap().1.split_once('=').unwrap();
+        value.parse::<i64>().unwrap();
+        assert_eq!(pair[1], format!("T0|br(({reg}=={value}))"), "{rest:?}");
+    }
+    let (code, found) = smt_pairs(&trace, "recipe");
+    assert_eq!(
+        (code, found.len()),
+        (0, 0),
+        "one thread, no race: {found:?}"
+    );
+}
+
+/// Racy read-modify-writes of a field and an array element by two threads, recorded with
+/// values: the trace validates (each access is recorded atomically with it, so every
+/// read's value is the last recorded write's) and `hb`/`shb`/`wcp` report the marked lines.
+#[test]
+fn values_of_racy_accesses_agree_with_the_trace_order() {
+    assert_racy_with("ValuesCounter", &["--values"]);
+}
+
+/// Recording with values changes no event the race analyses look at: the racy programs
+/// of each synchronisation kind give the same races, the race-free ones none.
+#[test]
+fn values_keep_the_races_of_every_synchronisation_kind() {
+    for class in [
+        "SyncRacy",
+        "LockRacy",
+        "VolatileRacy",
+        "WaitRacy",
+        "SynchronisersRacy",
+        "ExecutorRacy",
+        "ClinitRacy",
+    ] {
+        assert_racy_with(class, &["--values"]);
+    }
+    for class in [
+        "SyncSafe",
+        "VolatileSafe",
+        "ReadWriteSafe",
+        "ExecutorSafe",
+        "ClinitSafe",
+    ] {
+        let Some(trace) = record_with(class, "rpb", &["--values"]) else {
+            return;
+        };
+        let (code, found) = analyze(&trace);
+        assert_eq!(code, 0, "{class}: {found:?}");
+    }
+}
+
+/// `--values` is for Java programs: elsewhere it is refused (exit 2) before anything runs.
+#[test]
+fn values_outside_java_are_refused() {
+    let out = racepred()
+        .args(["record", "--values", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--values is available for Java programs only"),
         "{err}"
     );
 }

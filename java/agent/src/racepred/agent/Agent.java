@@ -19,6 +19,8 @@ public final class Agent {
         if (out == null || out.isEmpty()) {
             out = "java.rpb";
         }
+        // `racepred record --values`: reads, writes and branches carry values (ValuePass).
+        Rt.values = "1".equals(System.getenv("RACEPRED_VALUES"));
         final String path = out;
         // The main thread is the trace's first thread even if a class loaded before main()
         // records nothing: give it its buffer now.

@@ -21,6 +21,8 @@ final class Hierarchy {
         String superName;
         String[] interfaces = new String[0];
         int access;
+        /** The class has a static initialiser ({@code <clinit>}). */
+        boolean hasClinit;
         final Map<String, Integer> fields = new HashMap<>();
     }
 
@@ -79,6 +81,15 @@ final class Hierarchy {
             }
 
             @Override
+            public org.objectweb.asm.MethodVisitor visitMethod(int access, String name,
+                    String desc, String sig, String[] exc) {
+                if (name.equals("<clinit>")) {
+                    info.hasClinit = true;
+                }
+                return null;
+            }
+
+            @Override
             public FieldVisitor visitField(int access, String name, String desc, String sig,
                     Object value) {
                 info.fields.put(name, access);
@@ -108,6 +119,27 @@ final class Hierarchy {
             owner = i.superName;
         }
         return null;
+    }
+
+    /**
+     * Whether using class {@code name} may wait for an instrumented static initialiser: its
+     * own or a superclass's (JDK classes are not instrumented).
+     */
+    static boolean initialises(ClassLoader loader, String name) {
+        for (int depth = 0; name != null && depth < 64; depth++) {
+            if (Transformer.skipped(name)) {
+                return false;
+            }
+            Info i = info(loader, name);
+            if (i == null) {
+                return false;
+            }
+            if (i.hasClinit) {
+                return true;
+            }
+            name = i.superName;
+        }
+        return false;
     }
 
     /** Whether {@code name} is {@code target} or extends or implements it. */

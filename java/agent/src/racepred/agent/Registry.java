@@ -81,6 +81,27 @@ final class Registry {
         return LOC_METHOD.get(id);
     }
 
+    private static final HashMap<String, Integer> TEMPLATE_IDS = new HashMap<>();
+    private static final ArrayList<String> TEMPLATES = new ArrayList<>();
+
+    /**
+     * The number of an expression template of the value pass: text with holes {@code $k }
+     * (k: the k-th register operand recorded with the event).
+     */
+    static synchronized int template(String text, int holes) {
+        Integer id = TEMPLATE_IDS.get(text);
+        if (id == null) {
+            id = TEMPLATES.size();
+            TEMPLATE_IDS.put(text, id);
+            TEMPLATES.add(text);
+        }
+        return id;
+    }
+
+    static synchronized String templateText(int id) {
+        return TEMPLATES.get(id);
+    }
+
     /** {@code a/b/C$D} → {@code C$D}. */
     static String simple(String internalName) {
         return internalName.substring(internalName.lastIndexOf('/') + 1);

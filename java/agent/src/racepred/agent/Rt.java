@@ -39,6 +39,15 @@ public final class Rt {
     static final int FIELD = 0, STATIC = 1, ELEM = 2, LOCK = 3, THREAD = 4;
     /** The variable of a synchroniser (latch, semaphore, barrier) for its vw → vr edges. */
     static final int SYNC = 5;
+    /** A class's initialisation: its lock and its variable (the object is the Class). */
+    static final int INIT = 6;
+
+    /** Records that are not events: a value ({@link ValuePass}) and an operand register. */
+    static final int BR = 15, VALUE = 16, OPERAND = 17;
+    /** Flags of a value record: the read is pinned; the access is volatile. */
+    static final int PIN = 1, VOLATILE = 2;
+    /** Values are recorded ({@code racepred record --values}). */
+    static volatile boolean values;
 
     private static final ThreadLocal<ThreadBuffer> BUF =
             ThreadLocal.withInitial(() -> new ThreadBuffer(Thread.currentThread()));
@@ -587,6 +596,44 @@ public final class Rt {
         return r;
     }
 
+    /** A phaser's arrivals (vw) come before the departures of the phases they end (vr). */
+    public static int arrive(java.util.concurrent.Phaser p, int loc) {
+        released(p, loc);
+        return p.arrive();
+    }
+
+    public static int arriveAndDeregister(java.util.concurrent.Phaser p, int loc) {
+        released(p, loc);
+        return p.arriveAndDeregister();
+    }
+
+    public static int arriveAndAwaitAdvance(java.util.concurrent.Phaser p, int loc) {
+        released(p, loc);
+        int r = p.arriveAndAwaitAdvance();
+        acquired(p, loc);
+        return r;
+    }
+
+    public static int awaitAdvance(java.util.concurrent.Phaser p, int phase, int loc) {
+        int r = p.awaitAdvance(phase);
+        acquired(p, loc);
+        return r;
+    }
+
+    public static int awaitAdvanceInterruptibly(java.util.concurrent.Phaser p, int phase,
+            int loc) throws InterruptedException {
+        int r = p.awaitAdvanceInterruptibly(phase);
+        acquired(p, loc);
+        return r;
+    }
+
+    public static int awaitAdvanceInterruptibly(java.util.concurrent.Phaser p, int phase,
+            long time, TimeUnit unit, int loc) throws InterruptedException, TimeoutException {
+        int r = p.awaitAdvanceInterruptibly(phase, time, unit);
+        acquired(p, loc);
+        return r;
+    }
+
     // ---- java.util.concurrent.atomic: one volatile variable per object ----------------
 
     /** Before a call that writes an atomic. */
@@ -706,5 +753,268 @@ public final class Rt {
             acquired(ex, loc);
         }
         return ok;
+    }
+
+    // ---- values (ValuePass): each access and its record under a striped lock ----------
+
+    private static final int STRIPES = 1024;
+    private static final java.util.concurrent.atomic.AtomicIntegerArray LOCKS =
+            new java.util.concurrent.atomic.AtomicIntegerArray(STRIPES);
+
+    /**
+     * Takes the lock of stripe {@code h}, held over one access and its record only, so the
+     * order of the records of a variable's accesses is the order of the accesses. A thread
+     * holds one stripe at a time.
+     */
+    private static void lockStripe(int h) {
+        ThreadBuffer b = BUF.get();
+        if (b.stripe != 0) {
+            unlock(b);
+        }
+        int s = (h ^ (h >>> 16)) & (STRIPES - 1);
+        for (int spins = 0; !LOCKS.compareAndSet(s, 0, 1); spins++) {
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+        b.stripe = s + 1;
+    }
+
+    private static void unlock(ThreadBuffer b) {
+        if (b.stripe != 0) {
+            LOCKS.set(b.stripe - 1, 0);
+            b.stripe = 0;
+        }
+    }
+
+    public static void unlock() {
+        unlock(BUF.get());
+    }
+
+    /** Before a field access (nothing when {@code o} is null: the access throws). */
+    public static void lockField(Object o, int field) {
+        if (o != null) {
+            lockStripe(System.identityHashCode(o) * 31 + field);
+        }
+    }
+
+    /** Before a static field access, the class initialised. */
+    public static void lockStatic(int field) {
+        lockStripe(field * 0x9E3779B1);
+    }
+
+    /** Before an array access that will not throw (a null array or a bad index locks nothing). */
+    public static void lockElem(Object a, int i) {
+        if (a != null && i >= 0 && i < java.lang.reflect.Array.getLength(a)) {
+            lockStripe(System.identityHashCode(a) * 31 + i);
+        }
+    }
+
+    /** Before an {@code aastore}: nothing when the store will throw. */
+    public static void lockElemStore(Object a, int i, Object v) {
+        if (a != null && i >= 0 && i < java.lang.reflect.Array.getLength(a)
+                && (v == null || a.getClass().getComponentType().isInstance(v))) {
+            lockStripe(System.identityHashCode(a) * 31 + i);
+        }
+    }
+
+    /** Number of an object as a value (null is 0). */
+    public static long id(Object o) {
+        return o == null ? 0 : BUF.get().idOf(o);
+    }
+
+    private static long readValue(ThreadBuffer b, int op, int kind, int loc, long x, long y,
+            long v, int flags) {
+        long s = b.add(op, kind, loc, x, y);
+        b.ext(VALUE, v, flags);
+        unlock(b);
+        return s;
+    }
+
+    /** After a field read of value {@code v}: records it, unlocks; returns its register. */
+    public static long readField(Object o, long v, int field, int loc, int flags) {
+        ThreadBuffer b = BUF.get();
+        return readValue(b, (flags & VOLATILE) != 0 ? VR : R, FIELD, loc, b.idOf(o), field, v,
+                flags);
+    }
+
+    public static long readStatic(long v, int field, int loc, int flags) {
+        ThreadBuffer b = BUF.get();
+        return readValue(b, (flags & VOLATILE) != 0 ? VR : R, STATIC, loc, 0, field, v, flags);
+    }
+
+    public static long readElem(Object a, int i, long v, int loc, int flags) {
+        ThreadBuffer b = BUF.get();
+        return readValue(b, R, ELEM, loc, b.idOf(a), i, v, flags);
+    }
+
+    private static void writeValue(ThreadBuffer b, int op, int kind, int loc, long x, long y,
+            long v, int template, int flags) {
+        b.add(op, kind, loc, x, y);
+        b.ext(VALUE, v, (template & 0xffffffffL) | ((long) flags << 32));
+        b.recorded = true;
+    }
+
+    /**
+     * Before a field write of {@code v} (under the lock): records it with its expression
+     * (template, -1 for the value as a constant); its operands follow.
+     */
+    public static void writeField(Object o, long v, int field, int loc, int template,
+            int flags) {
+        ThreadBuffer b = BUF.get();
+        if (o == null) {
+            b.recorded = false;
+            return;
+        }
+        writeValue(b, (flags & VOLATILE) != 0 ? VW : W, FIELD, loc, b.idOf(o), field, v,
+                template, flags);
+    }
+
+    public static void writeStatic(long v, int field, int loc, int template, int flags) {
+        ThreadBuffer b = BUF.get();
+        writeValue(b, (flags & VOLATILE) != 0 ? VW : W, STATIC, loc, 0, field, v, template,
+                flags);
+    }
+
+    public static void writeElem(Object a, int i, long v, int loc, int template, int flags) {
+        ThreadBuffer b = BUF.get();
+        if (b.stripe == 0) {
+            b.recorded = false; // the store throws
+            return;
+        }
+        if ((flags >> 8) == ValuePass.WRAP_BYTE_OR_BOOL) {
+            flags = (a instanceof boolean[] ? ValuePass.WRAP_BOOL : ValuePass.WRAP_BYTE) << 8;
+        }
+        writeValue(b, W, ELEM, loc, b.idOf(a), i, v, template, flags);
+    }
+
+    /** A register of the latest write's or branch's expression. */
+    public static void operand(long reg) {
+        ThreadBuffer b = BUF.get();
+        if (b.recorded) {
+            b.ext(OPERAND, reg, 0);
+        }
+    }
+
+    /** A branch over reads ({@code taken}: 1 if its condition held); its operands follow. */
+    public static void branch(int template, int taken, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(BR, 0, loc, template, taken);
+        b.recorded = true;
+    }
+
+    // ---- class initialisation: a write under a per-class lock, read at first use -------
+
+    /** Classes whose instrumented static initialiser has completed. */
+    private static final java.util.Set<Class<?>> INITIALISED =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** At the start of {@code c}'s static initialiser. */
+    public static void clinitEnter(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(ACQ, INIT, loc, b.idOf(c), 0);
+    }
+
+    /** When {@code c}'s static initialiser returns: the write every user reads. */
+    public static void clinitExit(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        long id = b.idOf(c);
+        b.add(VW, INIT, loc, id, 0);
+        b.add(REL, INIT, loc, id, 0);
+        INITIALISED.add(c);
+    }
+
+    /** When it throws: the class is not initialised, the lock is let go. */
+    public static void clinitAbort(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        b.add(REL, INIT, loc, b.idOf(c), 0);
+    }
+
+    /**
+     * Before a use of class {@code c} that initialises it (a static field, a static method,
+     * {@code new}): the first time this thread uses it, initialises it (as the use would;
+     * waiting for another thread's initialisation) and reads the initialisation of it and of
+     * its superclasses, so everything their initialisers did comes before.
+     */
+    public static void classUse(Class<?> c, int loc) {
+        ThreadBuffer b = BUF.get();
+        if (!b.classesSeen.add(c)) {
+            return;
+        }
+        try {
+            Class.forName(c.getName(), true, c.getClassLoader());
+        } catch (Throwable t) {
+            return; // the use itself throws
+        }
+        for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+            if (INITIALISED.contains(k)) {
+                b.add(VR, INIT, loc, b.idOf(k), 0);
+            }
+        }
+    }
+
+    // ---- CompletableFuture.supplyAsync/runAsync and join/get: tasks as for executors ---
+
+    private static Object poolOf(java.util.concurrent.Executor e) {
+        return e != null ? e : java.util.concurrent.ForkJoinPool.commonPool();
+    }
+
+    private static <T> java.util.function.Supplier<T> supplier(Task t) {
+        return () -> {
+            try {
+                @SuppressWarnings("unchecked")
+                T v = (T) t.call();
+                return v;
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        };
+    }
+
+    private static <T> java.util.concurrent.CompletableFuture<T> submitted(Task t,
+            java.util.concurrent.CompletableFuture<T> f) {
+        TASK_OF.put(f, t);
+        return f;
+    }
+
+    public static <T> java.util.concurrent.CompletableFuture<T> supplyAsync(
+            java.util.function.Supplier<T> s, int loc) {
+        Task t = new Task(poolOf(null), null, s::get, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.supplyAsync(supplier(t)));
+    }
+
+    public static <T> java.util.concurrent.CompletableFuture<T> supplyAsync(
+            java.util.function.Supplier<T> s, java.util.concurrent.Executor e, int loc) {
+        Task t = new Task(poolOf(e), null, s::get, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.supplyAsync(supplier(t), e));
+    }
+
+    public static java.util.concurrent.CompletableFuture<Void> runAsync(Runnable r, int loc) {
+        Task t = new Task(poolOf(null), r, null, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.runAsync(t));
+    }
+
+    public static java.util.concurrent.CompletableFuture<Void> runAsync(Runnable r,
+            java.util.concurrent.Executor e, int loc) {
+        Task t = new Task(poolOf(e), r, null, null);
+        released(t, loc);
+        return submitted(t, java.util.concurrent.CompletableFuture.runAsync(t, e));
+    }
+
+    /** {@code CompletableFuture.join} of a future made by an instrumented call above. */
+    public static Object join(java.util.concurrent.CompletableFuture<?> f, int loc) {
+        Object v = f.join();
+        Task t = TASK_OF.get(f);
+        if (t != null) {
+            acquired(t.done, loc);
+        }
+        return v;
     }
 }

@@ -66,18 +66,44 @@ final class ThreadBuffer {
         return id;
     }
 
-    void add(int op, int kind, int loc, long a, long b) {
+    /** Appends an event; returns its stamp. */
+    long add(int op, int kind, int loc, long a, long b) {
+        long s = SEQ.getAndIncrement();
+        put(s, op, kind, loc, a, b);
+        return s;
+    }
+
+    /** Stamp of the latest event (what the records of its values carry). */
+    long last;
+
+    private void put(long s, int op, int kind, int loc, long a, long b) {
         if (n == CHUNK) {
             spill();
         }
         int i = n * 4;
         long[] c = cur;
-        c[i] = SEQ.getAndIncrement();
+        c[i] = s;
         c[i + 1] = (op & 0xff) | (kind & 0xff) << 8 | ((long) loc) << 32;
         c[i + 2] = a;
         c[i + 3] = b;
         n = n + 1;
+        last = s;
     }
+
+    /**
+     * Appends a record that belongs to the latest event (its value, an operand of its
+     * expression): not an event, it carries that event's stamp.
+     */
+    void ext(int op, long a, long b) {
+        put(last, op, 0, 0, a, b);
+    }
+
+    /** Classes this thread has used (after their initialisation: {@link Rt#classUse}). */
+    final java.util.HashSet<Class<?>> classesSeen = new java.util.HashSet<>();
+    /** With values: the stripe of {@link Rt}'s access locks held (+1), 0 if none. */
+    int stripe;
+    /** With values: whether the latest write was recorded (its operands follow it). */
+    boolean recorded;
 
     private void spill() {
         try {

@@ -88,6 +88,9 @@ final class TraceWriter {
             return c[i * 4 + k];
         }
 
+        /** Stamp of the event {@link Merge#emit} is writing (its registers' name). */
+        long seq0;
+
         void advance() throws IOException {
             if (++i == ThreadBuffer.CHUNK && chunk < spilled) {
                 chunk++;
@@ -130,7 +133,12 @@ final class TraceWriter {
     private interface Sink {
         void names(Names n) throws IOException;
 
-        void event(int thread, int op, int target, int loc, Names n) throws IOException;
+        /**
+         * An event; {@code text} (with {@code line}, its STD line) is its operation with
+         * its value part when it has one (docs/formats.md, value-level extension), else null.
+         */
+        void event(int thread, int op, int target, int loc, Names n, String text, String line)
+                throws IOException;
 
         void finish(long events) throws IOException;
     }
@@ -177,6 +185,7 @@ final class TraceWriter {
             case Rt.STATIC: return Registry.fieldName((int) b);
             case Rt.ELEM: return className(a) + "@" + a + "[" + b + "]";
             case Rt.SYNC: return className(a) + "@" + a + (b > 0 ? ".from@" + (b - 1) : "");
+            case Rt.INIT: return className(a) + "@" + a + ".init";
             default: return className(a) + "@" + a;
         }
     }
@@ -198,22 +207,86 @@ final class TraceWriter {
             started.add(root);
         }
 
-        /** Writes the current event of {@code c} (a separate method: the JIT compiles it early). */
+        /** Operand registers of the current value event. */
+        private long[] operands = new long[8];
+
+        /**
+         * Writes the current event of {@code c} and moves past it and the records of its
+         * value (a separate method: the JIT compiles it early).
+         */
         void emit(Cursor c) throws IOException {
             long w = c.word(1);
+            int op0 = (int) (w & 0xff);
+            c.seq0 = c.seq;
+            if (op0 >= Rt.VALUE) {
+                c.advance(); // a value record whose event was not kept
+                return;
+            }
+            long ea0 = c.word(2);
+            long eb0 = c.word(3);
+            boolean hasValue = false;
+            long value = 0;
+            long vflags = 0;
+            int nops = 0;
+            c.advance();
+            while (!c.done() && (int) (c.word(1) & 0xff) >= Rt.VALUE) {
+                if ((int) (c.word(1) & 0xff) == Rt.VALUE) {
+                    hasValue = true;
+                    value = c.word(2);
+                    vflags = c.word(3);
+                } else {
+                    if (nops == operands.length) {
+                        operands = java.util.Arrays.copyOf(operands, nops * 2);
+                    }
+                    operands[nops++] = c.word(2);
+                }
+                c.advance();
+            }
+            emitEvent(c, w, ea0, eb0, hasValue, value, vflags, nops);
+        }
+
+        private String render(int template, int nops) {
+            String t = Registry.templateText(template);
+            StringBuilder s = new StringBuilder(t.length() + 8 * nops);
+            for (int i = 0; i < t.length(); i++) {
+                char ch = t.charAt(i);
+                if (ch != '$') {
+                    s.append(ch);
+                    continue;
+                }
+                int k = 0;
+                for (i++; t.charAt(i) != ' '; i++) {
+                    k = k * 10 + (t.charAt(i) - '0');
+                }
+                s.append('r').append(k < nops ? operands[k] : -1);
+            }
+            return s.toString();
+        }
+
+        private static String constant(long v) {
+            return v < 0 ? "(" + v + ")" : Long.toString(v);
+        }
+
+        private void emitEvent(Cursor c, long w, long ea, long eb, boolean hasValue,
+                long value, long vflags, int nops) throws IOException {
             int op = (int) (w & 0xff);
             int kind = (int) (w >>> 8 & 0xff);
             int loc = (int) (w >>> 32);
-            long ea = c.word(2);
-            long eb = c.word(3);
             if (c.tid < 0) {
                 if (started.add(c.thread)) {
-                    sink.event(0, Rt.FORK, threadId(names, c.thread), -1, names);
+                    sink.event(0, Rt.FORK, threadId(names, c.thread), -1, names, null, null);
                     events++;
                 }
                 c.tid = threadId(names, c.thread);
             }
             int target;
+            if (op == Rt.BR) {
+                String cond = render((int) ea, nops);
+                String text = eb != 0 ? "br(" + cond + ")" : "br(!(" + cond + "))";
+                sink.event(c.tid, op, -1, locId(loc), names, text, line(c.tid, text, loc));
+                events++;
+                return;
+            }
             if (kind == Rt.THREAD) {
                 if (op == Rt.FORK) {
                     if (!started.add(ea)) {
@@ -225,6 +298,9 @@ final class TraceWriter {
                 target = threadId(names, ea);
             } else if (kind == Rt.LOCK) {
                 target = names.id(2, ea, targetName(kind, ea, eb));
+            } else if (kind == Rt.INIT && (op == Rt.ACQ || op == Rt.REL)) {
+                // Keyed apart from the monitor of the same Class object.
+                target = names.id(2, -ea, targetName(kind, ea, eb));
             } else {
                 target = vars.idOrAdd(kind, ea, eb);
                 if (target < 0) {
@@ -233,6 +309,37 @@ final class TraceWriter {
                     names.pendingName.add(targetName(kind, ea, eb));
                 }
             }
+            int l = locId(loc);
+            if (!hasValue) {
+                sink.event(c.tid, op, target, l, names, null, null);
+                events++;
+                return;
+            }
+            String name = targetName(kind, ea, eb);
+            String text;
+            if (op == Rt.R || op == Rt.VR) {
+                text = OPS[op] + "(" + name + ")->r" + c.seq0 + "=" + value;
+            } else {
+                int tpl = (int) vflags;
+                int wrap = (int) (vflags >>> 40) & 0xff;
+                String e = tpl < 0 ? constant(value) : render(tpl, nops);
+                text = OPS[op] + "(" + name + ")=" + ValuePass.wrap(e, wrap);
+            }
+            sink.event(c.tid, op, target, l, names, text, line(c.tid, text, loc));
+            events++;
+            if ((op == Rt.R || op == Rt.VR) && (vflags & Rt.PIN) != 0) {
+                // A pinned read: a branch keeps its value in every predicted run.
+                String br = "br(r" + c.seq0 + "==" + constant(value) + ")";
+                sink.event(c.tid, Rt.BR, -1, l, names, br, line(c.tid, br, loc));
+                events++;
+            }
+        }
+
+        private static String line(int tid, String text, int loc) {
+            return "T" + tid + "|" + text + "|" + (loc < 0 ? "-" : Integer.toString(loc));
+        }
+
+        private int locId(int loc) {
             int l = -1;
             if (loc >= 0) {
                 if (loc >= locIds.length) {
@@ -245,8 +352,7 @@ final class TraceWriter {
                     locsUsed.add(loc);
                 }
             }
-            sink.event(c.tid, op, target, l, names);
-            events++;
+            return l;
         }
     }
 
@@ -271,7 +377,7 @@ final class TraceWriter {
                     // fork orders none of the main thread's events before it.
                     if (b.thread != root && !Rt.FORKED.contains(b.thread)) {
                         m.started.add(b.thread);
-                        m.sink.event(0, Rt.FORK, threadId(m.names, b.thread), -1, m.names);
+                        m.sink.event(0, Rt.FORK, threadId(m.names, b.thread), -1, m.names, null, null);
                         m.events++;
                     }
                 }
@@ -283,7 +389,6 @@ final class TraceWriter {
                 // A run of events of one thread goes without touching the queue.
                 do {
                     m.emit(c);
-                    c.advance();
                 } while (!c.done() && c.seq < limit);
                 if (!c.done()) {
                     q.add(c);
@@ -319,7 +424,8 @@ final class TraceWriter {
         }
     }
 
-    private static final String[] OPS = {"r", "w", "acq", "rel", "fork", "join", "vr", "vw"};
+    private static final String[] OPS = {"r", "w", "acq", "rel", "fork", "join", "vr", "vw",
+        "sig", "wait", "mbegin", "mend", "begin", "end", "let", "br"};
 
     private static final class StdSink implements Sink {
         private final Writer w;
@@ -344,8 +450,18 @@ final class TraceWriter {
         }
 
         @Override
-        public void event(int thread, int op, int target, int loc, Names n) throws IOException {
+        public void event(int thread, int op, int target, int loc, Names n, String text,
+                String line) throws IOException {
             names(n);
+            if (text != null) {
+                w.write(byId[0].get(thread));
+                w.write('|');
+                w.write(text);
+                w.write('|');
+                w.write(loc < 0 ? "-" : byId[3].get(loc));
+                w.write('\n');
+                return;
+            }
             int table = op == Rt.FORK || op == Rt.JOIN ? 0
                     : op == Rt.ACQ || op == Rt.REL ? 2 : 1;
             w.write(byId[0].get(thread));
@@ -371,6 +487,9 @@ final class TraceWriter {
         private final ByteBuffer block = ByteBuffer.allocate(BLOCK * 16).order(ByteOrder.LITTLE_ENDIAN);
         private final ByteBuffer small = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
         private int count;
+        /** Events written, and the values-record lines of the current block. */
+        private long index;
+        private final StringBuilder values = new StringBuilder();
 
         BinarySink(OutputStream os) throws IOException {
             this.os = os;
@@ -390,6 +509,15 @@ final class TraceWriter {
             os.write(block.array(), 0, count * 16);
             block.clear();
             count = 0;
+            if (values.length() > 0) {
+                // The values of the events written so far (their indices in the trace).
+                byte[] b = values.toString().getBytes(StandardCharsets.UTF_8);
+                small.clear();
+                small.put((byte) 'V').put((byte) 0).putShort((short) 0).putInt(b.length);
+                os.write(small.array(), 0, 8);
+                os.write(b);
+                values.setLength(0);
+            }
         }
 
         @Override
@@ -411,8 +539,13 @@ final class TraceWriter {
         }
 
         @Override
-        public void event(int thread, int op, int target, int loc, Names n) throws IOException {
+        public void event(int thread, int op, int target, int loc, Names n, String text,
+                String line) throws IOException {
             names(n);
+            if (line != null) {
+                values.append(index).append(' ').append(line).append('\n');
+            }
+            index++;
             block.putInt(thread).putInt(target).putInt(loc).put((byte) op).put((byte) 0)
                     .putShort((short) 0);
             if (++count == BLOCK) {

@@ -16,15 +16,17 @@ import org.objectweb.asm.commons.AdviceAdapter;
  * left alone): calls into {@link Rt} around field and array accesses, monitors,
  * synchronized methods, {@code Object.wait}, {@code Thread.start}/{@code join} and
  * {@code java.util.concurrent.locks.Lock}/{@code Condition} calls, and the release and
- * acquire methods of {@code CountDownLatch}, {@code Semaphore} and {@code CyclicBarrier},
+ * acquire methods of {@code CountDownLatch}, {@code Semaphore}, {@code CyclicBarrier} and
+ * {@code Phaser},
  * calls on {@code java.util.concurrent.atomic} objects, executors' {@code execute},
- * {@code submit} and {@code awaitTermination} and {@code Future.get}, and
+ * {@code submit} and {@code awaitTermination}, {@code Future.get}, {@code CompletableFuture}'s
+ * {@code supplyAsync}, {@code runAsync} and {@code join}, and
  * {@code Thread.interrupt} with
  * where an interrupt is seen ({@code interrupted}, {@code isInterrupted}, a handler of
- * {@code InterruptedException}). Field and array accesses
- * of class initialisers ({@code <clinit>}, which the JVM runs under the class's
- * initialisation lock, before any other thread sees the class) are not recorded, nor are
- * accesses to final fields, nor any code of a constructor before it calls its superclass's
+ * {@code InterruptedException}). A class initialiser ({@code <clinit>}) is a section of a
+ * lock of its class ending with a volatile write, which a thread's first use of the class
+ * elsewhere (static field, static method, {@code new}) reads. Not recorded: accesses to
+ * final fields, and any code of a constructor before it calls its superclass's
  * constructor.
  */
 final class Transformer implements ClassFileTransformer {
@@ -95,7 +97,22 @@ final class Transformer implements ClassFileTransformer {
                     || (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) != 0) {
                 return mv;
             }
-            return new MethodAdapter(mv, access, name, desc, this);
+            MethodAdapter adapter = new MethodAdapter(mv, access, name, desc, this);
+            if (!Rt.values) {
+                return adapter;
+            }
+            // With values, the value pass instruments the method's field and array
+            // accesses and branches first; the adapter then adds the rest.
+            ClassAdapter cls = this;
+            return new org.objectweb.asm.tree.MethodNode(Opcodes.ASM9, access, name, desc, sig,
+                    exc) {
+                @Override
+                public void visitEnd() {
+                    adapter.valuesDone = ValuePass.rewrite(this, cls.owner, cls.source,
+                            cls.loader);
+                    accept(adapter);
+                }
+            };
         }
     }
 
@@ -106,8 +123,10 @@ final class Transformer implements ClassFileTransformer {
         private final boolean isStatic;
         /** False in a constructor until it has called its superclass's constructor. */
         private boolean active;
-        /** In a class initialiser, whose field and array accesses are not recorded. */
+        /** In a class initialiser, recorded under the class's initialisation lock. */
         private final boolean clinit;
+        /** The value pass instrumented this method's field and array accesses. */
+        boolean valuesDone;
         private int line;
         private int entryLoc = -1;
         private boolean entryKnown;
@@ -153,7 +172,42 @@ final class Transformer implements ClassFileTransformer {
                 pushInt(entryLoc);
                 call("monitorEnter", "(Ljava/lang/Object;I)V");
                 super.visitLabel(start);
+            } else if (initGuard()) {
+                entryLoc = Registry.reserveLoc();
+                super.visitLdcInsn(Type.getObjectType(cls.owner));
+                pushInt(entryLoc);
+                call("clinitEnter", "(Ljava/lang/Class;I)V");
+                super.visitLabel(start);
             }
+        }
+
+        /** A class initialiser recorded as a section of the class's initialisation lock. */
+        private boolean initGuard() {
+            return clinit && cls.version >= Opcodes.V1_5;
+        }
+
+        /**
+         * Before a use of class {@code owner} that initialises it: {@link Rt#classUse}, when
+         * its initialisation (or a superclass's) is instrumented. Uses of the class's own
+         * members are not marked: the code running them was reached through a use of the
+         * class, or runs on the thread that initialised it.
+         */
+        private void classUse(String owner) {
+            if (active && cls.version >= Opcodes.V1_5 && !owner.equals(cls.owner)
+                    && !owner.startsWith("[") && !skipped(owner)
+                    && Hierarchy.initialises(cls.loader, owner)) {
+                super.visitLdcInsn(Type.getObjectType(owner));
+                pushInt(loc());
+                call("classUse", "(Ljava/lang/Class;I)V");
+            }
+        }
+
+        @Override
+        public void visitTypeInsn(int opcode, String type) {
+            if (opcode == NEW) {
+                classUse(type);
+            }
+            super.visitTypeInsn(opcode, type);
         }
 
         @Override
@@ -172,6 +226,10 @@ final class Transformer implements ClassFileTransformer {
                 pushLock(this);
                 pushInt(loc());
                 call("monitorExit", "(Ljava/lang/Object;I)V");
+            } else if (initGuard() && opcode != ATHROW) {
+                super.visitLdcInsn(Type.getObjectType(cls.owner));
+                pushInt(loc());
+                call("clinitExit", "(Ljava/lang/Class;I)V");
             }
         }
 
@@ -189,13 +247,27 @@ final class Transformer implements ClassFileTransformer {
                 mv.visitMethodInsn(INVOKESTATIC, RT, "monitorExit", "(Ljava/lang/Object;I)V",
                         false);
                 mv.visitInsn(ATHROW);
+            } else if (initGuard()) {
+                // An initialiser that throws lets the initialisation lock go.
+                Label end = new Label();
+                super.visitLabel(end);
+                mv.visitTryCatchBlock(start, end, handler, null);
+                mv.visitLabel(handler);
+                mv.visitLdcInsn(Type.getObjectType(cls.owner));
+                mv.visitLdcInsn(loc());
+                mv.visitMethodInsn(INVOKESTATIC, RT, "clinitAbort", "(Ljava/lang/Class;I)V",
+                        false);
+                mv.visitInsn(ATHROW);
             }
             super.visitMaxs(maxStack, maxLocals);
         }
 
         @Override
         public void visitFieldInsn(int opcode, String owner, String name, String desc) {
-            if (!active || clinit) {
+            if (opcode == GETSTATIC || opcode == PUTSTATIC) {
+                classUse(owner);
+            }
+            if (!active || valuesDone) {
                 super.visitFieldInsn(opcode, owner, name, desc);
                 return;
             }
@@ -275,7 +347,7 @@ final class Transformer implements ClassFileTransformer {
             switch (opcode) {
                 case IALOAD: case LALOAD: case FALOAD: case DALOAD:
                 case AALOAD: case BALOAD: case CALOAD: case SALOAD:
-                    if (clinit) {
+                    if (valuesDone) {
                         super.visitInsn(opcode);
                         return;
                     }
@@ -311,7 +383,7 @@ final class Transformer implements ClassFileTransformer {
 
         /** Replaces an array store by Rt's, whose parameters are (array, index, value). */
         private void store(int opcode, String name, String arrayAndValue) {
-            if (clinit) {
+            if (valuesDone) {
                 super.visitInsn(opcode);
                 return;
             }
@@ -343,6 +415,9 @@ final class Transformer implements ClassFileTransformer {
             call(name, d.toString());
         }
 
+        private static final String CF = "java/util/concurrent/CompletableFuture";
+        private static final String SUPPLIER = "Ljava/util/function/Supplier;";
+        private static final String EXEC = "Ljava/util/concurrent/Executor;";
         private static final String LOCK = "java/util/concurrent/locks/Lock";
         private static final String COND = "java/util/concurrent/locks/Condition";
         private static final String RWLOCK = "java/util/concurrent/locks/ReadWriteLock";
@@ -371,10 +446,27 @@ final class Transformer implements ClassFileTransformer {
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc,
                 boolean itf) {
+            if (opcode == INVOKESTATIC) {
+                classUse(owner);
+            }
             if (active && opcode == INVOKESTATIC && owner.equals("java/lang/Thread")
                     && name.equals("interrupted") && desc.equals("()Z")) {
                 pushInt(loc());
                 call("interrupted", "(I)Z");
+                return;
+            }
+            if (active && opcode == INVOKESTATIC && owner.equals(CF)
+                    && ((name.equals("supplyAsync") && (desc.equals("(" + SUPPLIER + ")L" + CF + ";")
+                            || desc.equals("(" + SUPPLIER + EXEC + ")L" + CF + ";")))
+                        || (name.equals("runAsync") && (desc.equals("(Ljava/lang/Runnable;)L" + CF + ";")
+                            || desc.equals("(Ljava/lang/Runnable;" + EXEC + ")L" + CF + ";"))))) {
+                replace(name, "", desc);
+                return;
+            }
+            if (active && opcode == INVOKEVIRTUAL && name.equals("join")
+                    && desc.equals("()Ljava/lang/Object;")
+                    && Hierarchy.isSubtype(cls.loader, owner, CF)) {
+                replace(name, "L" + CF + ";", desc);
                 return;
             }
             if (!active || (opcode != INVOKEVIRTUAL && opcode != INVOKEINTERFACE)) {
@@ -534,6 +626,7 @@ final class Transformer implements ClassFileTransformer {
         private static final String LATCH = "java/util/concurrent/CountDownLatch";
         private static final String SEMAPHORE = "java/util/concurrent/Semaphore";
         private static final String BARRIER = "java/util/concurrent/CyclicBarrier";
+        private static final String PHASER = "java/util/concurrent/Phaser";
         private static final String UNIT = "Ljava/util/concurrent/TimeUnit;";
 
         /** The synchroniser class whose method Rt replaces, or null. */
@@ -551,6 +644,13 @@ final class Transformer implements ClassFileTransformer {
                     break;
                 case "release": case "acquire": case "acquireUninterruptibly":
                     cls = desc.equals("()V") || desc.equals("(I)V") ? SEMAPHORE : null;
+                    break;
+                case "arrive": case "arriveAndDeregister": case "arriveAndAwaitAdvance":
+                    cls = desc.equals("()I") ? PHASER : null;
+                    break;
+                case "awaitAdvance": case "awaitAdvanceInterruptibly":
+                    cls = desc.equals("(I)I") || desc.equals("(IJ" + UNIT + ")I") ? PHASER
+                            : null;
                     break;
                 case "tryAcquire":
                     cls = desc.equals("()Z") || desc.equals("(I)Z")
