@@ -153,21 +153,24 @@ pub(crate) fn parse_line<'a>(
         ));
     };
     let mut rest = &line[p1 + 1..];
-    let Some(mut p2) = find_byte(rest, b'|') else {
+    // The location is the last field: a value expression in the event field may hold `|`
+    // and `||` (`w(x)=a|b`, `br(a>0 || b>0)`).
+    let Some(first) = find_byte(rest, b'|') else {
         return Err(Error::syntax(
             "expected `THREAD|OP(TARGET)|LOC`, found one `|` (missing location field)",
         ));
     };
+    let mut p2 = memchr::memrchr(b'|', rest).unwrap_or(first);
     let mut alt = None;
-    if let Some(arg) = trim(&rest[..p2])
+    if let Some(arg) = trim(&rest[..first])
         .strip_prefix(b"alt(")
         .and_then(|a| a.strip_suffix(b")"))
     {
         let arg = trim(arg);
         check_name(arg, "branch location")?;
         alt = Some(arg);
-        rest = &rest[p2 + 1..];
-        let Some(p) = find_byte(rest, b'|') else {
+        rest = &rest[first + 1..];
+        let Some(p) = memchr::memrchr(b'|', rest) else {
             return Err(Error::syntax(
                 "expected `THREAD|alt(LOC)|OP(TARGET)|LOC`, found no location field",
             ));
@@ -177,7 +180,8 @@ pub(crate) fn parse_line<'a>(
     let thread = trim(&line[..p1]);
     let opfield = trim(&rest[..p2]);
     let loc = trim(&rest[p2 + 1..]);
-    if find_byte(loc, b'|').is_some() {
+    // `|` inside the event field only in a value expression.
+    if find_byte(opfield, b'|').is_some() && !has_expression(opfield) {
         return Err(Error::syntax("expected 3 `|`-separated fields, found more"));
     }
     check_name(thread, "thread")?;
@@ -305,6 +309,15 @@ fn value_suffix(op: Op, suffix: &[u8]) -> Result<ValuePart<'_>> {
     )))
 }
 
+/// True if an event field carries a value expression, where `|` is an operator: a write's
+/// `)=EXPR`, a read's `)->REG=V`, `br(COND)`, `let(REG=EXPR)`.
+fn has_expression(field: &[u8]) -> bool {
+    field.starts_with(b"br(")
+        || field.starts_with(b"let(")
+        || memchr::memmem::find(field, b")=").is_some()
+        || memchr::memmem::find(field, b")->").is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,6 +425,20 @@ mod tests {
         );
         assert!(drain("T0|br(1)|1\n").1);
         assert_eq!(drain("T0|w(x)|1\nT0|alt(1)|w(y)|2\n"), (vec![false], true));
+    }
+
+    #[test]
+    fn or_operators_in_value_expressions() {
+        // `|` and `||` in a write's expression and a branch condition: the location is the
+        // last field.
+        let text = "T0|r(x)->a=3|1\nT0|w(y)=a|4|2\nT0|br(a > 2 || a < 1)|3\nT0|w(z)|4\n";
+        let t = read(text).unwrap();
+        assert_eq!(t.len(), 4);
+        let vt = crate::trace::values::ValueTrace::read(text.as_bytes()).unwrap();
+        assert_eq!(vt.concrete().unwrap().write_value[1], Some(7));
+        // Outside an expression a fourth field is still an error.
+        let e = read("T0|w(x)|1|2\n").unwrap_err().to_string();
+        assert!(e.contains("found more"), "{e}");
     }
 
     #[test]
