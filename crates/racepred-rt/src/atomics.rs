@@ -37,6 +37,13 @@ fn stripe(a: usize) -> SpinGuard {
     SpinGuard::lock(&LOCKS[(a >> 3) % STRIPES])
 }
 
+/// Every stripe lock, held across `fork` (in stripe order; a hook holds at most one) so
+/// that no other thread is inside an atomic operation when the process is copied; dropping
+/// them frees them in the parent and in the child alike.
+pub fn lock_all_for_fork() -> [SpinGuard; STRIPES] {
+    core::array::from_fn(|i| SpinGuard::lock(&LOCKS[i]))
+}
+
 /// C11 memory orders as tsan passes them (`__ATOMIC_*`, high flag bits such as gcc's
 /// `MEMMODEL_SYNC` and HLE hints masked off).
 fn order(mo: i32) -> i32 {

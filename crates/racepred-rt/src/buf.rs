@@ -127,6 +127,9 @@ pub struct Chunk {
 const MAX_WRITE_HELD: usize = 32;
 /// Relaxed atomic loads remembered until the thread's next acquire fence.
 const RELAXED_LOADS: usize = 16;
+/// Most locks one thread holds at a time that a `fork` carries into the child's trace
+/// (deeper nesting is reported once; the child's trace may then be ill-formed).
+const MAX_HELD: usize = 64;
 
 /// A thread's buffer and per-thread state. Lives in `mmap`ed memory for the whole run (the
 /// merge at exit reads the buffers of threads that have ended).
@@ -146,6 +149,11 @@ pub struct ThreadBuf {
     /// Online mode: the pending accesses another thread has already handed to the analysis
     /// (at a free); read and written only under the online lock.
     consumed: usize,
+    /// Locks this thread holds (its `acq` events without their `rel` yet; a re-entrant
+    /// lock once per acquisition): a child forked now holds them too, so its trace starts
+    /// by acquiring them.
+    held: [usize; MAX_HELD],
+    n_held: usize,
 }
 
 /// Per-thread state reached through ELF TLS. `Cell`s of plain data: no destructor, so
@@ -314,6 +322,12 @@ pub fn with_buf(f: impl FnOnce(*mut ThreadBuf)) -> bool {
     })
 }
 
+/// Whether the calling thread is inside the runtime (or the trace is being written): then
+/// an interposed call only forwards.
+pub fn passthrough() -> bool {
+    FINISHED.load(Ordering::Relaxed) || TLS.with(|t| t.busy.get())
+}
+
 /// Records one event.
 #[inline]
 pub fn record(kind: Kind, ns: u8, addr: usize, pc: usize) {
@@ -323,6 +337,11 @@ pub fn record(kind: Kind, ns: u8, addr: usize, pc: usize) {
 /// Stamps and appends one event (the caller holds the buffer through [`with_buf`]).
 #[inline]
 pub unsafe fn push_now(b: *mut ThreadBuf, kind: Kind, ns: u8, addr: usize, pc: usize) {
+    match kind {
+        Kind::Acquire => (*b).note_held(addr),
+        Kind::Release => (*b).forget_held(addr),
+        _ => {}
+    }
     if crate::online::online() {
         let rec = Rec::new(0, kind, ns, addr as u64, pc as u64);
         match kind {
@@ -431,6 +450,82 @@ pub unsafe fn handed_over(b: *mut ThreadBuf, n: usize, own: bool) {
     }
 }
 
+/// In a child just forked, where only the calling thread exists and every runtime lock is
+/// free: the parent's buffers (its history, in its own trace) are unmapped, and the calling
+/// thread starts a new buffer as `T0` whose first events acquire the locks it holds (the
+/// child holds them too). `pc`: the return address of the `fork` call. The caller is inside
+/// the runtime (`busy`).
+pub fn restart_in_child(pc: usize) {
+    TLS.with(|t| {
+        let old = t.buf.get();
+        let mut kept = ThreadState::default();
+        if !old.is_null() {
+            // SAFETY: `old` is this thread's own buffer, mapped until the loop below.
+            unsafe { kept = ThreadState::of(&*old) };
+        }
+        let mut b = THREADS.swap(null_mut(), Ordering::AcqRel);
+        while !b.is_null() {
+            // SAFETY: no other thread exists in the child: nothing else reads or writes the
+            // buffers, and each chunk and buffer was mapped with exactly these sizes.
+            unsafe {
+                let next = (*b).next_thread;
+                let mut c = (*b).first;
+                while !c.is_null() {
+                    let after = (*c).next.load(Ordering::Relaxed);
+                    libc::munmap(c.cast(), core::mem::size_of::<Chunk>());
+                    c = after;
+                }
+                libc::munmap(b.cast(), core::mem::size_of::<ThreadBuf>());
+                b = next;
+            }
+        }
+        NEXT_TID.store(0, Ordering::Relaxed);
+        let nb = create_buf(t, new_tid());
+        // SAFETY: `nb` is the calling thread's new buffer, written only by this thread.
+        unsafe {
+            (*nb).write_held = kept.write_held;
+            (*nb).n_write_held = kept.n_write_held;
+            (*nb).release_fenced = kept.release_fenced;
+            for &m in &kept.held[..kept.n_held] {
+                push_now(nb, Kind::Acquire, ns::MEM, m, pc);
+            }
+        }
+    });
+}
+
+/// What a thread's buffer says about the thread itself, carried over a fork.
+struct ThreadState {
+    held: [usize; MAX_HELD],
+    n_held: usize,
+    write_held: [usize; MAX_WRITE_HELD],
+    n_write_held: usize,
+    release_fenced: bool,
+}
+
+impl Default for ThreadState {
+    fn default() -> ThreadState {
+        ThreadState {
+            held: [0; MAX_HELD],
+            n_held: 0,
+            write_held: [0; MAX_WRITE_HELD],
+            n_write_held: 0,
+            release_fenced: false,
+        }
+    }
+}
+
+impl ThreadState {
+    fn of(b: &ThreadBuf) -> ThreadState {
+        ThreadState {
+            held: b.held,
+            n_held: b.n_held,
+            write_held: b.write_held,
+            n_write_held: b.n_write_held,
+            release_fenced: b.release_fenced,
+        }
+    }
+}
+
 /// Every thread's buffer, newest first.
 pub fn threads() -> impl Iterator<Item = *mut ThreadBuf> {
     let mut b = THREADS.load(Ordering::Acquire);
@@ -512,6 +607,28 @@ impl ThreadBuf {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Notes that this thread acquired lock `m`.
+    fn note_held(&mut self, m: usize) {
+        if self.n_held < MAX_HELD {
+            self.held[self.n_held] = m;
+            self.n_held += 1;
+        } else {
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                say(b"racepred-rt: a thread holds more than 64 locks; a child forked now may have an ill-formed trace\n");
+            }
+        }
+    }
+
+    /// Notes that this thread released lock `m` (its latest acquisition).
+    fn forget_held(&mut self, m: usize) {
+        let n = self.n_held;
+        if let Some(i) = self.held[..n].iter().rposition(|&x| x == m) {
+            self.held.copy_within(i + 1..n, i);
+            self.n_held = n - 1;
         }
     }
 

@@ -5,8 +5,10 @@
 //!
 //! Where: `$RACEPRED_RECORD_OUT` (set by `racepred record`), else `racepred-PID.rpb` in the
 //! working directory. A process that is not the one `racepred record` started (a child it
-//! `fork`ed or `exec`ed, told apart by `$RACEPRED_RECORD_PPID`) writes `NAME.PID.EXT`
-//! beside it instead of overwriting the main trace.
+//! `fork`ed, or a program a child ran, told apart by `$RACEPRED_RECORD_PPID`) writes
+//! `NAME.PID.EXT` beside it instead of overwriting the main trace; the image a process
+//! `exec`ed (`$RACEPRED_RECORD_EXECED` = `PID:N`, set by [`crate::process`] for its `N`th
+//! exec) writes `NAME.PID.execN.EXT`, so the trace the process wrote before the exec stays.
 //!
 //! Names: see [`crate::convert`]. In online mode ([`crate::online`]) the same path receives
 //! the analysis's report instead of a trace.
@@ -81,11 +83,50 @@ fn env(name: &str) -> Option<String> {
         .map(|v| v.to_string_lossy().into_owned())
 }
 
+/// The variable telling an image how many times its process `exec`ed before (`PID:N`).
+pub const EXECED_VAR: &std::ffi::CStr = c"RACEPRED_RECORD_EXECED";
+
+/// How many `exec`s of this process led to this image (0: none seen).
+fn exec_generation(pid: i32) -> u32 {
+    let Some(v) = env(EXECED_VAR.to_str().unwrap_or_default()) else {
+        return 0;
+    };
+    match v.split_once(':') {
+        Some((p, n)) if p.parse::<i32>().ok() == Some(pid) => n.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Before an `exec`: writes the trace (or online report) and returns the environment entry
+/// to pass to the new image.
+pub fn before_exec() -> std::ffi::CString {
+    finish();
+    let pid = std::process::id() as i32;
+    let n = exec_generation(pid) + 1;
+    let var = EXECED_VAR.to_string_lossy();
+    // No NUL inside: a name and two numbers.
+    std::ffi::CString::new(format!("{var}={pid}:{n}")).unwrap_or_default()
+}
+
+/// After an `exec` that failed: recording goes on; the trace is written again, whole, at
+/// the end (an online analysis has written its report and analyses nothing more).
+pub fn after_failed_exec() {
+    TLS.with(|t| t.busy.set(false));
+    FINISHED.store(false, Ordering::SeqCst);
+}
+
 fn output_path() -> PathBuf {
     let pid = std::process::id() as i32;
+    let generation = exec_generation(pid);
     let Some(out) = env("RACEPRED_RECORD_OUT") else {
-        return PathBuf::from(format!("racepred-{pid}.rpb"));
+        return PathBuf::from(match generation {
+            0 => format!("racepred-{pid}.rpb"),
+            n => format!("racepred-{pid}.exec{n}.rpb"),
+        });
     };
+    if generation > 0 {
+        return with_tag(Path::new(&out), &format!("{pid}.exec{generation}"));
+    }
     let init_pid = INIT_PID.load(Ordering::Relaxed);
     let forked = init_pid != 0 && init_pid != pid;
     let other = match env("RACEPRED_RECORD_PPID") {
@@ -93,21 +134,21 @@ fn output_path() -> PathBuf {
         None => false,
     };
     if forked || other {
-        with_pid(Path::new(&out), pid)
+        with_tag(Path::new(&out), &pid.to_string())
     } else {
         PathBuf::from(out)
     }
 }
 
-/// `dir/name.rest` → `dir/name.PID.rest`.
-fn with_pid(p: &Path, pid: i32) -> PathBuf {
+/// `dir/name.rest` → `dir/name.TAG.rest`.
+fn with_tag(p: &Path, tag: &str) -> PathBuf {
     let name = p
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let new = match name.find('.') {
-        Some(i) if i > 0 => format!("{}.{pid}{}", &name[..i], &name[i..]),
-        _ => format!("{name}.{pid}"),
+        Some(i) if i > 0 => format!("{}.{tag}{}", &name[..i], &name[i..]),
+        _ => format!("{name}.{tag}"),
     };
     p.with_file_name(new)
 }

@@ -5,11 +5,14 @@
 //!
 //! - [`access`]: the compiler's memory-access calls (`__tsan_read4` …) → `r` / `w`.
 //! - [`atomics`]: `__tsan_atomic*`, performed here → `vr` / `vw` by memory order.
-//! - [`sync`]: interposed pthread, semaphore, `free` / `realloc` / `operator delete` and
-//!   `_exit` functions → `acq` / `rel`, `fork` / `join`, `vr` / `vw`, writes of freed
+//! - [`sync`]: interposed pthread, semaphore and `free` / `realloc` / `operator delete`
+//!   functions → `acq` / `rel`, `fork` / `join`, `vr` / `vw`, writes of freed
 //!   blocks and retired variables (SSHB §3's accurate
 //!   instrumentation of locks: Kai Stadtmüller, Martin Sulzmann, Peter Thiemann, "Data
 //!   Race Prediction for Inaccurate Traces", ../shared/papers/sshb-inaccurate-traces.txt).
+//! - [`process`]: `fork` (the runtime's locks held around it, the child's trace starting
+//!   at the fork), the `exec` family (the trace written first), `_exit`, `abort`.
+//! - [`real`]: the interposed functions' real definitions, each typed once.
 //! - [`annotations`]: ThreadSanitizer's annotation interface.
 //! - [`buf`]: per-thread buffers stamped from one global sequence; [`finish`] merges them
 //!   at exit, [`convert`] names threads, variables and locks, [`symbols`] names locations
@@ -33,6 +36,8 @@ pub mod buf;
 pub mod convert;
 pub mod finish;
 pub mod online;
+pub mod process;
+pub mod real;
 pub mod symbols;
 pub mod sync;
 mod tramp;

@@ -224,6 +224,22 @@ pub unsafe fn sync(b: *mut ThreadBuf, r: Rec) {
     st.push((*b).tid, &r);
 }
 
+/// Held across `fork` (after the atomics' stripe locks, the order in which a hook may
+/// nest them), so that no other thread is inside the analysis when the process is copied.
+pub fn lock_for_fork() -> SpinGuard {
+    lock()
+}
+
+/// In a child just forked (the online lock free, no other thread): the analysis state is
+/// the parent's history and is dropped unread (`mem::forget`: its pages stay shared with
+/// the parent, untouched); the child's first event starts a new analysis.
+pub fn restart_in_child() {
+    let _g = lock();
+    // SAFETY: under the online lock, and no other thread exists.
+    core::mem::forget(unsafe { (*STATE.0.get()).take() });
+    MODE.store(UNDECIDED, Ordering::Release);
+}
+
 /// At exit, in online mode: finishes the analysis and writes its report to `path`; returns
 /// (events, races) or `None` when not in online mode.
 pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
