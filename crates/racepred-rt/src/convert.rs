@@ -37,7 +37,8 @@ struct Vars {
     sync: FxHashMap<(u8, u64), u32>,
 }
 
-// The cached page pointer points into a `Box` owned by `pages`.
+// SAFETY: the cached page pointer points into a `Box` owned by `pages`, which moves with
+// the `Vars`; nothing else holds it.
 unsafe impl Send for Vars {}
 
 impl Vars {
@@ -57,6 +58,7 @@ impl Vars {
             .entry(page)
             .or_insert_with(|| vec![0u32; PAGE].into_boxed_slice().try_into().unwrap());
         self.last = Some((page, t));
+        // SAFETY: `t` is the table of `page`, just taken from `pages`.
         unsafe { &mut (*t)[off] }
     }
 

@@ -238,6 +238,7 @@ const FATAL: [libc::c_int; 9] = [
 /// here instead of dying; a stack overflow has no stack left for a handler.
 extern "C" fn on_fatal(sig: libc::c_int) {
     finish();
+    // SAFETY: restores the default action of a valid signal, then raises it.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
@@ -249,6 +250,8 @@ extern "C" fn on_fatal(sig: libc::c_int) {
 /// the trace).
 pub fn install_fatal_handlers() {
     for sig in FATAL {
+        // SAFETY: `sigaction` structures are plain data (all-zero is valid); `on_fatal` has
+        // the handler's signature.
         unsafe {
             let mut old: libc::sigaction = core::mem::zeroed();
             if libc::sigaction(sig, core::ptr::null(), &mut old) != 0

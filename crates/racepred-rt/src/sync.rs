@@ -136,32 +136,43 @@ unsafe extern "C" fn create_impl(
 ) -> c_int {
     let real = REAL_CREATE.get();
     if passthrough() {
-        return real(th, attr, f, arg);
+        // SAFETY: the caller's arguments, passed on to the function it meant to call.
+        return unsafe { real(th, attr, f, arg) };
     }
-    let sa = libc::malloc(core::mem::size_of::<StartArg>()) as *mut StartArg;
+    // SAFETY: `malloc` has no precondition.
+    let sa = unsafe { libc::malloc(core::mem::size_of::<StartArg>()) } as *mut StartArg;
     if sa.is_null() {
         return libc::EAGAIN;
     }
     buf::ensure_buf();
     let tid = buf::new_tid();
-    sa.write(StartArg { f, arg, tid });
+    // SAFETY: `sa` is a fresh block of the size and alignment (malloc's) of a `StartArg`.
+    unsafe { sa.write(StartArg { f, arg, tid }) };
     // Before the thread exists, so the fork precedes all its events.
     record(Kind::Fork, ns::MEM, tid as usize, pc);
-    let r = real(th, attr, start_thread, sa.cast());
+    // SAFETY: the caller's arguments, but the start routine and its argument: ours, which
+    // runs the caller's with its argument.
+    let r = unsafe { real(th, attr, start_thread, sa.cast()) };
     if r != 0 {
-        __libc_free(sa.cast());
+        // SAFETY: the block was not handed to a thread: ours to free.
+        unsafe { __libc_free(sa.cast()) };
     }
     r
 }
 hook!("r8", fn pthread_create(th: *mut pthread_t, attr: *const libc::pthread_attr_t, f: StartFn, arg: *mut c_void) -> c_int => create_impl);
 
 extern "C" fn start_thread(sa: *mut c_void) -> *mut c_void {
+    // SAFETY: `sa` is the `StartArg` `create_impl` wrote and handed to this thread alone.
     let StartArg { f, arg, tid } = unsafe { sa.cast::<StartArg>().read() };
+    // SAFETY: read out above, and malloc's: freed once, here.
     unsafe { __libc_free(sa) };
     TLS.with(|t| buf::create_buf(t, tid));
+    // SAFETY: `pthread_self` has no precondition.
     register_thread(unsafe { libc::pthread_self() } as usize, tid);
     // A stack (and static TLS block) of an ended thread may be reused: its addresses are
     // new variables for this thread.
+    // SAFETY: `attr` is plain data initialised by `pthread_getattr_np` before use and
+    // destroyed once; `lo` and `size` are valid out-parameters.
     unsafe {
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
@@ -201,10 +212,14 @@ static REAL_CLOCKJOIN: Real<
 > = unsafe { Real::new(c"pthread_clockjoin_np") };
 
 unsafe extern "C" fn join_impl(th: pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
-    joined(th, REAL_JOIN.get()(th, ret), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_JOIN.get()(th, ret) };
+    joined(th, r, pc)
 }
 unsafe extern "C" fn tryjoin_impl(th: pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
-    joined(th, REAL_TRYJOIN.get()(th, ret), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TRYJOIN.get()(th, ret) };
+    joined(th, r, pc)
 }
 unsafe extern "C" fn timedjoin_impl(
     th: pthread_t,
@@ -212,7 +227,9 @@ unsafe extern "C" fn timedjoin_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
-    joined(th, REAL_TIMEDJOIN.get()(th, ret, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TIMEDJOIN.get()(th, ret, t) };
+    joined(th, r, pc)
 }
 unsafe extern "C" fn clockjoin_impl(
     th: pthread_t,
@@ -221,7 +238,9 @@ unsafe extern "C" fn clockjoin_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
-    joined(th, REAL_CLOCKJOIN.get()(th, ret, clk, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_CLOCKJOIN.get()(th, ret, clk, t) };
+    joined(th, r, pc)
 }
 hook!("rdx", fn pthread_join(th: pthread_t, ret: *mut *mut c_void) -> c_int => join_impl);
 hook!("rdx", fn pthread_tryjoin_np(th: pthread_t, ret: *mut *mut c_void) -> c_int => tryjoin_impl);
@@ -270,13 +289,19 @@ type Mutex = *mut libc::pthread_mutex_t;
 type Spin = *mut libc::pthread_spinlock_t;
 
 unsafe extern "C" fn mutex_lock_impl(m: Mutex, pc: usize) -> c_int {
-    acquired(m as usize, REAL_MUTEX_LOCK.get()(m), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_LOCK.get()(m) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_trylock_impl(m: Mutex, pc: usize) -> c_int {
-    acquired(m as usize, REAL_MUTEX_TRYLOCK.get()(m), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_TRYLOCK.get()(m) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_timedlock_impl(m: Mutex, t: *const libc::timespec, pc: usize) -> c_int {
-    acquired(m as usize, REAL_MUTEX_TIMEDLOCK.get()(m, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_TIMEDLOCK.get()(m, t) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_clocklock_impl(
     m: Mutex,
@@ -284,11 +309,14 @@ unsafe extern "C" fn mutex_clocklock_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
-    acquired(m as usize, REAL_MUTEX_CLOCKLOCK.get()(m, clk, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_CLOCKLOCK.get()(m, clk, t) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_unlock_impl(m: Mutex, pc: usize) -> c_int {
     record(Kind::Release, ns::MEM, m as usize, pc);
-    REAL_MUTEX_UNLOCK.get()(m)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_MUTEX_UNLOCK.get()(m) }
 }
 hook!("rsi", fn pthread_mutex_lock(m: Mutex) -> c_int => mutex_lock_impl);
 hook!("rsi", fn pthread_mutex_trylock(m: Mutex) -> c_int => mutex_trylock_impl);
@@ -297,14 +325,19 @@ hook!("rcx", fn pthread_mutex_clocklock(m: Mutex, clk: c_int, t: *const libc::ti
 hook!("rsi", fn pthread_mutex_unlock(m: Mutex) -> c_int => mutex_unlock_impl);
 
 unsafe extern "C" fn spin_lock_impl(s: Spin, pc: usize) -> c_int {
-    acquired(s as usize, REAL_SPIN_LOCK.get()(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SPIN_LOCK.get()(s) };
+    acquired(s as usize, r, pc)
 }
 unsafe extern "C" fn spin_trylock_impl(s: Spin, pc: usize) -> c_int {
-    acquired(s as usize, REAL_SPIN_TRYLOCK.get()(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SPIN_TRYLOCK.get()(s) };
+    acquired(s as usize, r, pc)
 }
 unsafe extern "C" fn spin_unlock_impl(s: Spin, pc: usize) -> c_int {
     record(Kind::Release, ns::MEM, s as usize, pc);
-    REAL_SPIN_UNLOCK.get()(s)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_SPIN_UNLOCK.get()(s) }
 }
 hook!("rsi", fn pthread_spin_lock(s: Spin) -> c_int => spin_lock_impl);
 hook!("rsi", fn pthread_spin_trylock(s: Spin) -> c_int => spin_trylock_impl);
@@ -321,17 +354,17 @@ pub fn read_locked(rw: usize, pc: usize) {
 
 /// A write lock of `rw` is held: a lock acquire that also sees every reader unlock.
 pub fn write_locked(rw: usize, pc: usize) {
-    with_buf(|b| unsafe {
+    with_buf(|b| {
         push_now(b, Kind::Acquire, ns::MEM, rw, pc);
         push_now(b, Kind::VRead, ns::RW_R, rw, pc);
-        (*b).push_write_held(rw);
+        b.state().push_write_held(rw);
     });
 }
 
 /// `rw` is about to be unlocked by this thread, as a writer if it holds it so.
 pub fn unlocking(rw: usize, pc: usize) {
-    with_buf(|b| unsafe {
-        if (*b).take_write_held(rw) {
+    with_buf(|b| {
+        if b.state().take_write_held(rw) {
             push_now(b, Kind::VWrite, ns::RW_W, rw, pc);
             push_now(b, Kind::Release, ns::MEM, rw, pc);
         } else {
@@ -385,32 +418,49 @@ fn wr(rw: RwLock, r: c_int, pc: usize) -> c_int {
 }
 
 unsafe extern "C" fn rdlock_impl(rw: RwLock, pc: usize) -> c_int {
-    rd(rw, REAL_RDLOCK.get()(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_RDLOCK.get()(rw) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn tryrdlock_impl(rw: RwLock, pc: usize) -> c_int {
-    rd(rw, REAL_TRYRDLOCK.get()(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TRYRDLOCK.get()(rw) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn timedrdlock_impl(rw: RwLock, t: Ts, pc: usize) -> c_int {
-    rd(rw, REAL_TIMEDRDLOCK.get()(rw, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TIMEDRDLOCK.get()(rw, t) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn clockrdlock_impl(rw: RwLock, clk: c_int, t: Ts, pc: usize) -> c_int {
-    rd(rw, REAL_CLOCKRDLOCK.get()(rw, clk, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_CLOCKRDLOCK.get()(rw, clk, t) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn wrlock_impl(rw: RwLock, pc: usize) -> c_int {
-    wr(rw, REAL_WRLOCK.get()(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_WRLOCK.get()(rw) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn trywrlock_impl(rw: RwLock, pc: usize) -> c_int {
-    wr(rw, REAL_TRYWRLOCK.get()(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TRYWRLOCK.get()(rw) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn timedwrlock_impl(rw: RwLock, t: Ts, pc: usize) -> c_int {
-    wr(rw, REAL_TIMEDWRLOCK.get()(rw, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TIMEDWRLOCK.get()(rw, t) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn clockwrlock_impl(rw: RwLock, clk: c_int, t: Ts, pc: usize) -> c_int {
-    wr(rw, REAL_CLOCKWRLOCK.get()(rw, clk, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_CLOCKWRLOCK.get()(rw, clk, t) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn rwunlock_impl(rw: RwLock, pc: usize) -> c_int {
     unlocking(rw as usize, pc);
-    REAL_RWUNLOCK.get()(rw)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_RWUNLOCK.get()(rw) }
 }
 hook!("rsi", fn pthread_rwlock_rdlock(rw: RwLock) -> c_int => rdlock_impl);
 hook!("rsi", fn pthread_rwlock_tryrdlock(rw: RwLock) -> c_int => tryrdlock_impl);
@@ -506,14 +556,17 @@ fn cond_wait_with(m: Mutex, pc: usize, wait: impl FnOnce() -> c_int) -> c_int {
 
 unsafe extern "C" fn cond_wait_impl(c: Cond, m: Mutex, pc: usize) -> c_int {
     // SAFETY: the caller's arguments.
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
     cond_wait_with(m, pc, || unsafe { REAL_COND_WAIT.get()(c, m) })
 }
 unsafe extern "C" fn cond_timedwait_impl(c: Cond, m: Mutex, t: Ts, pc: usize) -> c_int {
     // SAFETY: the caller's arguments.
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
     cond_wait_with(m, pc, || unsafe { REAL_COND_TIMEDWAIT.get()(c, m, t) })
 }
 unsafe extern "C" fn cond_clockwait_impl(c: Cond, m: Mutex, clk: c_int, t: Ts, pc: usize) -> c_int {
     // SAFETY: the caller's arguments.
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
     cond_wait_with(m, pc, || unsafe { REAL_COND_CLOCKWAIT.get()(c, m, clk, t) })
 }
 hook!("rdx", fn pthread_cond_wait(c: Cond, m: Mutex) -> c_int => cond_wait_impl);
@@ -592,7 +645,8 @@ static REAL_ONCE: Real<unsafe extern "C" fn(Once, extern "C" fn()) -> c_int> =
 
 unsafe extern "C" fn barrier_wait_impl(b: Barrier, pc: usize) -> c_int {
     record(Kind::VWrite, ns::BARRIER, b as usize, pc);
-    let r = REAL_BARRIER_WAIT.get()(b);
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_BARRIER_WAIT.get()(b) };
     if r == 0 || r == libc::PTHREAD_BARRIER_SERIAL_THREAD {
         record(Kind::VRead, ns::BARRIER, b as usize, pc);
     }
@@ -607,20 +661,29 @@ fn sem_done(s: Sem, r: c_int, pc: usize) -> c_int {
     r
 }
 unsafe extern "C" fn sem_wait_impl(s: Sem, pc: usize) -> c_int {
-    sem_done(s, REAL_SEM_WAIT.get()(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_WAIT.get()(s) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_trywait_impl(s: Sem, pc: usize) -> c_int {
-    sem_done(s, REAL_SEM_TRYWAIT.get()(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_TRYWAIT.get()(s) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_timedwait_impl(s: Sem, t: Ts, pc: usize) -> c_int {
-    sem_done(s, REAL_SEM_TIMEDWAIT.get()(s, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_TIMEDWAIT.get()(s, t) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_clockwait_impl(s: Sem, clk: c_int, t: Ts, pc: usize) -> c_int {
-    sem_done(s, REAL_SEM_CLOCKWAIT.get()(s, clk, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_CLOCKWAIT.get()(s, clk, t) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_post_impl(s: Sem, pc: usize) -> c_int {
     record(Kind::VWrite, ns::SEM, s as usize, pc);
-    REAL_SEM_POST.get()(s)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_SEM_POST.get()(s) }
 }
 hook!("rsi", fn sem_wait(s: Sem) -> c_int => sem_wait_impl);
 hook!("rsi", fn sem_trywait(s: Sem) -> c_int => sem_trywait_impl);
@@ -634,25 +697,28 @@ type Once = *mut libc::pthread_once_t;
 /// a once routine takes no argument), then publishes its effects.
 extern "C" fn once_trampoline() {
     let (f, ctl, pc) = TLS.with(|t| (t.once_routine.get(), t.once_control.get(), t.once_pc.get()));
-    let f: extern "C" fn() = unsafe { core::mem::transmute::<usize, extern "C" fn()>(f) };
-    f();
+    if let Some(f) = f {
+        f();
+    }
     record(Kind::VWrite, ns::ONCE, ctl, pc);
 }
 
 unsafe extern "C" fn once_impl(ctl: Once, f: extern "C" fn(), pc: usize) -> c_int {
     let real = REAL_ONCE.get();
     if passthrough() {
-        return real(ctl, f);
+        // SAFETY: the caller's arguments, passed on to the function it meant to call.
+        return unsafe { real(ctl, f) };
     }
     // Nested `pthread_once` calls (a routine calling another) restore the outer state.
     let saved = TLS.with(|t| {
         let s = (t.once_routine.get(), t.once_control.get(), t.once_pc.get());
-        t.once_routine.set(f as usize);
+        t.once_routine.set(Some(f));
         t.once_control.set(ctl as usize);
         t.once_pc.set(pc);
         s
     });
-    let r = real(ctl, once_trampoline);
+    // SAFETY: the caller's control; the routine is ours, which runs the caller's.
+    let r = unsafe { real(ctl, once_trampoline) };
     TLS.with(|t| {
         t.once_routine.set(saved.0);
         t.once_control.set(saved.1);
@@ -676,7 +742,8 @@ static REAL_GUARD_RELEASE: Real<unsafe extern "C" fn(*mut u64)> =
     unsafe { Real::new(c"__cxa_guard_release") };
 
 unsafe extern "C" fn guard_acquire_impl(g: *mut u64, pc: usize) -> c_int {
-    let r = REAL_GUARD_ACQUIRE.get()(g);
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_GUARD_ACQUIRE.get()(g) };
     if r == 0 {
         // Already initialised: this thread sees the initialiser's writes.
         record(Kind::VRead, ns::MEM, g as usize, pc);
@@ -685,7 +752,8 @@ unsafe extern "C" fn guard_acquire_impl(g: *mut u64, pc: usize) -> c_int {
 }
 unsafe extern "C" fn guard_release_impl(g: *mut u64, pc: usize) {
     record(Kind::VWrite, ns::MEM, g as usize, pc);
-    REAL_GUARD_RELEASE.get()(g)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_GUARD_RELEASE.get()(g) }
 }
 hook!("rsi", fn __cxa_guard_acquire(g: *mut u64) -> c_int => guard_acquire_impl);
 hook!("rsi", fn __cxa_guard_release(g: *mut u64) => guard_release_impl);
@@ -700,9 +768,11 @@ hook!("rsi", fn __cxa_guard_release(g: *mut u64) => guard_release_impl);
 /// be reused). `__libc_free` is glibc's public name of its allocator's `free`.
 unsafe extern "C" fn free_impl(p: *mut c_void, pc: usize) {
     if !p.is_null() {
-        free_block(p as usize, malloc_usable_size(p), pc);
+        // SAFETY: `p` is a live block of malloc's (the caller frees it).
+        free_block(p as usize, unsafe { malloc_usable_size(p) }, pc);
     }
-    __libc_free(p)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { __libc_free(p) }
 }
 hook!("rsi", fn free(p: *mut c_void) => free_impl);
 
@@ -711,9 +781,11 @@ hook!("rsi", fn free(p: *mut c_void) => free_impl);
 /// across the `realloc`, never a false one). `realloc(p, 0)` frees too.
 unsafe extern "C" fn realloc_impl(p: *mut c_void, n: usize, pc: usize) -> *mut c_void {
     if !p.is_null() {
-        free_block(p as usize, malloc_usable_size(p), pc);
+        // SAFETY: `p` is a live block of malloc's (the caller reallocates it).
+        free_block(p as usize, unsafe { malloc_usable_size(p) }, pc);
     }
-    __libc_realloc(p, n)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { __libc_realloc(p, n) }
 }
 hook!("rdx", fn realloc(p: *mut c_void, n: usize) -> *mut c_void => realloc_impl);
 
@@ -721,7 +793,8 @@ hook!("rdx", fn realloc(p: *mut c_void, n: usize) -> *mut c_void => realloc_impl
 /// expression (libstdc++'s own `free` call would name a line inside libstdc++), then the
 /// block goes straight back to the allocator as libstdc++'s `operator delete` does.
 unsafe extern "C" fn delete_sized_impl(p: *mut c_void, _size: usize, pc: usize) {
-    free_impl(p, pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { free_impl(p, pc) }
 }
 hook!("rsi", fn _ZdlPv(p: *mut c_void) => free_impl);
 hook!("rsi", fn _ZdaPv(p: *mut c_void) => free_impl);
