@@ -380,9 +380,11 @@ fn a_forked_child_writes_its_own_trace() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The traces (each with its calling contexts beside it, `TRACE.stacks`).
     let mut traces: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".stacks"))
         .collect();
     traces.sort();
     // The parent's `fk.rpb` and the child's `fk.PID.rpb`.
@@ -505,12 +507,13 @@ fn fresh_dir(name: &str) -> Option<PathBuf> {
     Some(dir)
 }
 
-/// The files of `dir` whose names start with `prefix`, sorted.
+/// The files of `dir` whose names start with `prefix`, sorted, but the calling contexts
+/// beside traces (`TRACE.stacks`).
 fn files_in(dir: &Path, prefix: &str) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(prefix))
+        .filter(|n| n.starts_with(prefix) && !n.ends_with(".stacks"))
         .collect();
     v.sort();
     v
@@ -811,4 +814,58 @@ fn online_reports_of_forked_children_follow_the_main_one() {
         .unwrap_or_else(|| panic!("{report}"));
     let worker = format!("forky.c:{}:", line_of("forky.c", "RACE-CHILD"));
     assert!(report[child..].contains(&worker), "{report}");
+}
+
+#[test]
+fn reports_show_each_racing_access_with_its_call_sites() {
+    let Some(trace) = record("stacks.c", "rpb") else {
+        return;
+    };
+    assert!(trace.with_file_name("stacks.rpb.stacks").is_file());
+    let at = |m: &str| format!("stacks.c:{}:", line_of("stacks.c", m));
+    let (code, report) = analyze(&trace, "hbp");
+    assert_eq!(code, 1, "{report}");
+    // Text: under each pair, the call sites of both accesses, innermost first.
+    let stack_lines: Vec<&str> = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("event ") && l.contains(" called from "))
+        .collect();
+    assert!(
+        stack_lines.iter().any(|l| {
+            let (b, u) = (l.find(&at("CALL-BUMP")), l.find(&at("CALL-UPDATE")));
+            matches!((b, u), (Some(b), Some(u)) if b < u)
+        }),
+        "{report}"
+    );
+    assert!(
+        stack_lines.iter().any(|l| l.contains(&at("CALL-TOUCH"))),
+        "{report}"
+    );
+    // JSON: both stacks of each pair.
+    let out = racepred()
+        .args(["analyze", "-a", "hbp", "--json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pair = &v["location_pairs"][0];
+    let stacks: Vec<String> = ["first_stack", "second_stack"]
+        .iter()
+        .flat_map(|k| pair[k].as_array().unwrap().iter())
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    for m in ["CALL-BUMP", "CALL-UPDATE", "CALL-TOUCH"] {
+        assert!(stacks.iter().any(|f| f.contains(&at(m))), "{m}: {pair}");
+    }
+    // SARIF: a `stacks` entry per racing access, call sites as physical locations.
+    let out = racepred()
+        .args(["analyze", "-a", "hbp", "--sarif"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = &v["runs"][0]["results"][0];
+    let frames = result["stacks"][0]["frames"].as_array().unwrap();
+    assert!(frames.len() >= 2, "{result}");
+    assert_eq!(result["stacks"].as_array().unwrap().len(), 2, "{result}");
 }

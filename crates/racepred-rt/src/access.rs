@@ -127,11 +127,16 @@ hook!("rcx", fn __tsan_memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8 => 
 hook!("rcx", fn __tsan_memmove(d: *mut u8, s: *const u8, n: usize) -> *mut u8 => memmove_impl);
 hook!("rcx", fn __tsan_memset(d: *mut u8, c: i32, n: usize) -> *mut u8 => memset_impl);
 
-/// Function entry and exit: racepred's traces hold no call stacks.
+/// Function entry and exit: a shadow call stack per thread, from which each event gets its
+/// calling context (`pc`: the call's return address, in the caller).
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_entry(_pc: *const u8) {}
+pub extern "C" fn __tsan_func_entry(pc: *const u8) {
+    crate::buf::call(true, pc as usize);
+}
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_exit() {}
+pub extern "C" fn __tsan_func_exit() {
+    crate::buf::call(false, 0);
+}
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_ignore_thread_begin() {

@@ -39,6 +39,11 @@ pub enum Kind {
     /// thread's next record is the block's [`Kind::Retire`]. The block's variables are
     /// written there (a free is a write, as for ThreadSanitizer).
     Free = 9,
+    /// `__tsan_func_entry`: a call from the return address in the low 48 bits of `info`.
+    /// Stamped with the thread's latest stamp (calls order nothing across threads).
+    FuncEntry = 10,
+    /// `__tsan_func_exit`.
+    FuncExit = 11,
 }
 
 impl Kind {
@@ -54,6 +59,8 @@ impl Kind {
             7 => Kind::VWrite,
             8 => Kind::Retire,
             9 => Kind::Free,
+            10 => Kind::FuncEntry,
+            11 => Kind::FuncExit,
             _ => return None,
         })
     }
@@ -165,6 +172,9 @@ pub struct Private {
     /// by acquiring them.
     held: [usize; MAX_HELD],
     n_held: usize,
+    /// The thread's latest stamp, which its call records carry (a stamp of its own taken
+    /// when its buffer was made, until its first event).
+    last_seq: u64,
 }
 
 /// The calling thread's own buffer while the thread is inside the runtime: made only by
@@ -297,6 +307,8 @@ pub fn create_buf(t: &Tls, tid: u32) -> *mut ThreadBuf {
     unsafe {
         // The mapping is zeroed: every other field starts as 0 / null / false.
         (*b).tid = tid;
+        // A stamp no other thread has, for call records before the first event.
+        (*b).own.last_seq = SEQ.fetch_add(1, Ordering::Relaxed);
         (*b).first = c;
         (*b).cur = c;
         let mut head = THREADS.load(Ordering::Relaxed);
@@ -410,6 +422,7 @@ pub fn push_now(b: &mut Own, kind: Kind, ns: u8, addr: usize, pc: usize) {
         return;
     }
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    b.state().last_seq = seq;
     b.push(Rec {
         seq,
         addr: addr as u64,
@@ -577,6 +590,7 @@ impl Default for Private {
             release_fenced: false,
             held: [0; MAX_HELD],
             n_held: 0,
+            last_seq: 0,
         }
     }
 }
@@ -615,11 +629,31 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
             return;
         }
         let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
+        b.state().last_seq = seq0 + words - 1;
         for i in 0..words {
             let a = (first + 4 * i as usize) as u64;
             b.push(Rec::new(seq0 + i, kind, ns::MEM, a, pc as u64));
         }
     })
+}
+
+/// Records a call (`entry`, from return address `pc`) or a return, for the calling
+/// contexts of the thread's events ([`crate::convert`]); not in online mode, which keeps
+/// no stacks. Stamped with the thread's latest stamp: no shared counter is touched, and
+/// the merge by stamp keeps the record in place among the thread's own.
+#[inline]
+pub fn call(entry: bool, pc: usize) {
+    with_buf(|b| {
+        if crate::online::online() {
+            return;
+        }
+        let (kind, pc) = match entry {
+            true => (Kind::FuncEntry, pc as u64),
+            false => (Kind::FuncExit, 0),
+        };
+        let seq = b.state().last_seq;
+        b.push(Rec::new(seq, kind, ns::MEM, 0, pc));
+    });
 }
 
 /// Records that `[addr, addr + size)` holds new variables from now on.

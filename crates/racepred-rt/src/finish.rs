@@ -163,16 +163,25 @@ struct Summary {
 fn write_trace(path: &Path) -> racepred::Result<Summary> {
     let snaps = buf::snapshot();
     // Locations first: every distinct return address, symbolised once.
+    // Call sites too, for the calling contexts.
     let mut pcs = FxHashSet::default();
+    let mut calls = FxHashSet::default();
     for s in &snaps {
         for r in s.iter() {
-            if r.kind() != Some(Kind::Retire) && r.low() != 0 {
-                pcs.insert(r.low());
+            match r.kind() {
+                Some(Kind::Retire) | Some(Kind::FuncExit) => {}
+                Some(Kind::FuncEntry) => {
+                    calls.insert(r.low());
+                }
+                _ if r.low() != 0 => {
+                    pcs.insert(r.low());
+                }
+                _ => {}
             }
         }
     }
     let mut conv = Converter::new();
-    let syms = crate::symbols::symbolise(pcs.iter().copied());
+    let syms = crate::symbols::symbolise(pcs.iter().chain(calls.iter()).copied());
     let mut sorted: Vec<u64> = pcs.into_iter().collect();
     sorted.sort_unstable();
     for pc in sorted {
@@ -184,6 +193,15 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
 
     let format = Format::from_path(path).unwrap_or(Format::Binary);
     let mut w = racepred::trace::write::create(path, format)?;
+    // The events' calling contexts, beside the trace (none without calls: no file).
+    let stacks_path = racepred::trace::stacks::sidecar(path);
+    let _ = std::fs::remove_file(&stacks_path);
+    let mut stacks = if calls.is_empty() {
+        None
+    } else {
+        let f = std::io::BufWriter::new(std::fs::File::create(&stacks_path)?);
+        Some(racepred::trace::stacks::StacksWriter::new(f)?)
+    };
 
     // Merge by stamp: a heap of each thread's next record.
     let mut iters: Vec<_> = snaps.iter().map(|s| s.iter().peekable()).collect();
@@ -200,7 +218,11 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         let limit = heap.peek().map_or(u64::MAX, |std::cmp::Reverse((s, _))| *s);
         let t = conv.thread(snaps[i].tid);
         while let Some(r) = iters[i].next_if(|r| r.seq < limit) {
+            let ctx = conv.context(t);
             conv.convert_with(t, r, |ev, names| {
+                if let Some(s) = stacks.as_mut() {
+                    s.event(events, ctx)?;
+                }
                 events += 1;
                 w.write_event(ev, names, &[], None)
             })?;
@@ -210,6 +232,13 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         }
     }
     w.finish()?;
+    if let Some(s) = stacks {
+        let name = |pc: u64| match syms.get(&pc) {
+            Some(n) => n.clone(),
+            None => format!("{:#x}", pc - 1),
+        };
+        s.finish(conv.contexts().map(|frames| frames.into_iter().map(name)))?;
+    }
     Ok(Summary {
         events,
         threads: conv.names.table(NameKind::Thread).len(),
