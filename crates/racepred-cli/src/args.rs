@@ -67,7 +67,8 @@ pub enum Command {
 pub struct RecordArgs {
     /// Trace to write: binary (`.rpb`) or STD (`.std`) by extension, compressed by
     /// `.gz`/`.xz`/`.zst`. Default: PROGRAM.rpb in the working directory. With --online:
-    /// the report (JSON if FILE ends in `.json`, else text); default: standard output.
+    /// the report (JSON if FILE ends in `.json`, else text); default: standard error, after
+    /// the program ends (its standard output stays its own).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Analyse inside the program instead of writing a trace, and report at exit:

@@ -687,8 +687,11 @@ fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<ExitCode> {
     }
     let shown = || reports.iter().flat_map(|r| r.shown_events()).collect();
     let path = trace_name(&a.input.trace);
+    // The calling contexts `racepred record` wrote beside the trace, if any.
+    let stacks = racepred::trace::stacks::Stacks::beside(&a.input.trace)?;
     let mut ctx = report::ReportContext::new(&path, names);
     ctx.locations = table.as_ref();
+    ctx.stacks = stacks.as_ref();
     ctx.lines =
         locations::lines_after_stream(&a.input, src.position().line, summary.events, shown)?;
     if let Some((root, index)) = &source_root {

@@ -12,7 +12,9 @@
 //! `--online ANALYSIS` sets `$RACEPRED_ONLINE` (and PACER's `$RACEPRED_ONLINE_RATE`,
 //! `_PERIOD`, `_SEED`): the runtime then analyses inside the program (crates/racepred-rt
 //! `online.rs`) and writes the report where the trace would have gone; without `-o` that
-//! is a temporary file printed here on standard output after the program ends.
+//! is a temporary file printed here on standard error after the program ends (with the
+//! reports of the processes it forked or execed, `report.PID….txt` beside it), so the
+//! program's standard output stays its own.
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
@@ -172,6 +174,7 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
         .env("LD_LIBRARY_PATH", path)
         .env("RACEPRED_RECORD_OUT", &output)
         .env("RACEPRED_RECORD_PPID", std::process::id().to_string())
+        .env_remove("RACEPRED_RECORD_EXECED")
         .env_remove("RACEPRED_ONLINE")
         .env_remove("RACEPRED_RECORD_PRINTS");
     if let Some(analysis) = &a.online {
@@ -190,14 +193,25 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     } else {
         None
     };
+    let others = if print_report {
+        other_reports(&dir, &output)
+    } else {
+        Vec::new()
+    };
     let _ = std::fs::remove_dir_all(&dir);
     let status = status.with_context(|| format!("cannot run {}", program.display()))?;
 
-    if let Some(report) = report {
+    if report.is_some() || !others.is_empty() {
         use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        crate::outfile::write_escaped(&mut out, &report?)?;
-        out.flush()?;
+        let mut err = std::io::stderr().lock();
+        if let Some(report) = report {
+            crate::outfile::write_escaped(&mut err, &report?)?;
+        }
+        for (name, text) in others {
+            writeln!(err, "racepred: report of {name}:")?;
+            crate::outfile::write_escaped(&mut err, &text)?;
+        }
+        err.flush()?;
     }
     if after.is_none() || after == before {
         let what = if a.online.is_some() {
@@ -208,10 +222,37 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
         bail!(
             "{} wrote no {what} to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit, by returning from main or by a signal whose default action it kept (not SIGKILL)?",
             program.display(),
-            if print_report { "standard output".into() } else { output.display().to_string() }
+            if print_report { "standard error".into() } else { output.display().to_string() }
         );
     }
     Ok(exit_code(status, &program))
+}
+
+/// The reports other processes of the run (forked children, images after an exec) wrote
+/// beside `main` in `dir` (`report.PID.txt`, `report.PID.execN.txt`): (process, report),
+/// in name order.
+fn other_reports(dir: &Path, main: &Path) -> Vec<(String, Vec<u8>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, PathBuf)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.as_path() != main)
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let tag = name.strip_prefix("report.")?.strip_suffix(".txt")?;
+            let what = match tag.split_once('.') {
+                Some((pid, exec)) => format!("process {pid} ({exec})"),
+                None => format!("process {tag}"),
+            };
+            Some((what, p))
+        })
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .filter_map(|(what, p)| Some((what, std::fs::read(p).ok()?)))
+        .collect()
 }
 
 /// Runs `cmd` to its end. Ctrl-C reaches the whole process group: the program writes its

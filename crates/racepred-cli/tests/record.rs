@@ -240,8 +240,9 @@ fn program_without_the_runtime_is_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no trace"));
 }
 
-/// `racepred record --online ANALYSIS ARGS -- PROG`: (report on standard output, stderr).
-fn online(name: &str, analysis: &[&str]) -> Option<(String, String)> {
+/// `racepred record --online ANALYSIS ARGS -- PROG`: (the report, on standard error
+/// without the runtime's summary line; the program's standard output).
+fn online(name: &str, analysis: &[&str]) -> Option<(String, Vec<u8>)> {
     let exe = compile(name)?;
     let out = racepred()
         .args(["record", "--online"])
@@ -257,18 +258,24 @@ fn online(name: &str, analysis: &[&str]) -> Option<(String, String)> {
         out.status
     );
     assert!(err.contains("racepred: analysed"), "{err}");
-    Some((String::from_utf8_lossy(&out.stdout).into_owned(), err))
+    let report: String = err
+        .lines()
+        .filter(|l| !l.starts_with("racepred: analysed"))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    Some((report, out.stdout))
 }
 
 #[test]
 fn online_fasttrack_and_pacer_report_the_racy_counter() {
     for analysis in [&["fasttrack"][..], &["hb"], &["pacer", "--rate", "1"]] {
-        let Some((report, _)) = online("racy.c", analysis) else {
+        let Some((report, stdout)) = online("racy.c", analysis) else {
             return;
         };
-        // The program prints the counter first, then the report follows.
-        let head = format!("\n{}: ", analysis[0]);
-        assert!(report.contains(&head), "{report}");
+        // The program's output alone on standard output; the report on standard error.
+        assert!(stdout == b"1\n" || stdout == b"2\n", "{stdout:?}");
+        let head = format!("{}: ", analysis[0]);
+        assert!(report.starts_with(&head), "{report}");
         assert!(report.contains("racy event"), "{analysis:?}:\n{report}");
         assert_names_the_counter(&report, analysis[0]);
     }
@@ -276,7 +283,7 @@ fn online_fasttrack_and_pacer_report_the_racy_counter() {
     let Some((report, _)) = online("racy.c", &["pacer", "--rate", "0"]) else {
         return;
     };
-    assert!(report.contains("\npacer: no races"), "{report}");
+    assert!(report.starts_with("pacer: no races"), "{report}");
 }
 
 #[test]
@@ -373,9 +380,11 @@ fn a_forked_child_writes_its_own_trace() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The traces (each with its calling contexts beside it, `TRACE.stacks`).
     let mut traces: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".stacks"))
         .collect();
     traces.sort();
     // The parent's `fk.rpb` and the child's `fk.PID.rpb`.
@@ -448,4 +457,415 @@ fn free_and_realloc_race_with_unordered_uses() {
 #[test]
 fn delete_races_with_an_unordered_use() {
     assert_pairs_at_lines("delete_race.cc", &[("RACE-USE", "RACE-DELETE")]);
+}
+
+/// Runs `cmd` to its end, or kills it and fails after `secs` seconds (a hang).
+fn run_with_deadline(mut cmd: Command, secs: u64, what: &str) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Pipes drained by threads, so a chatty child cannot block on a full pipe.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).unwrap();
+        v
+    });
+    let e = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).unwrap();
+        v
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {secs} s (a hang)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: o.join().unwrap(),
+        stderr: e.join().unwrap(),
+    }
+}
+
+/// A fresh directory `name` beside the test programs.
+fn fresh_dir(name: &str) -> Option<PathBuf> {
+    let dir = setup()?.join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Some(dir)
+}
+
+/// The files of `dir` whose names start with `prefix`, sorted, but the calling contexts
+/// beside traces (`TRACE.stacks`).
+fn files_in(dir: &Path, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix) && !n.ends_with(".stacks"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn assert_valid(trace: &Path) {
+    let v = racepred().arg("validate").arg(trace).output().unwrap();
+    assert!(
+        v.status.success(),
+        "{}: not well-formed:\n{}{}",
+        trace.display(),
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+}
+
+/// The source line numbers of the locations of an STD trace's events (`file:line:col`).
+fn event_lines(std_trace: &Path) -> Vec<usize> {
+    std::fs::read_to_string(std_trace)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let loc = l.rsplit('|').next().unwrap();
+            let mut parts = loc.rsplit(':');
+            let _col = parts.next();
+            parts.next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn fork_while_other_threads_are_inside_the_runtime_ends_in_both_modes() {
+    let Some(exe) = compile("fork_busy.c") else {
+        return;
+    };
+    let forks = 20;
+    let first = line_of("fork_busy.c", "pid_t p = fork()");
+    let last = line_of("fork_busy.c", "exit(0)");
+
+    // Recorded: the parent's trace and one per child, each holding only the child's events.
+    let dir = fresh_dir("fork-busy").unwrap();
+    let mut cmd = racepred();
+    cmd.args(["record", "-o"])
+        .arg(dir.join("fb.std"))
+        .arg("--")
+        .arg(&exe);
+    let out = run_with_deadline(cmd, 120, "fork_busy.c under record");
+    assert!(
+        out.status.success(),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let traces = files_in(&dir, "fb.");
+    assert_eq!(traces.len(), 1 + forks, "{traces:?}");
+    assert_valid(&dir.join("fb.std"));
+    for child in traces.iter().filter(|t| *t != "fb.std") {
+        let path = dir.join(child);
+        assert_valid(&path);
+        let lines = event_lines(&path);
+        assert!(!lines.is_empty(), "{child}: empty");
+        let worker_line = line_of("fork_busy.c", "CHILD-RACE-WORKER");
+        assert!(
+            lines
+                .iter()
+                .all(|l| (first..=last).contains(l) || *l == worker_line),
+            "{child}: events outside the child's code (lines {first}–{last}, {worker_line}): {lines:?}"
+        );
+        // The child's own race.
+        let (code, report) = analyze(&path, "hbp");
+        assert_eq!(code, 1, "{child}:\n{report}");
+        let worker = format!(
+            "fork_busy.c:{}:",
+            line_of("fork_busy.c", "CHILD-RACE-WORKER")
+        );
+        assert!(report.contains(&worker), "{child}:\n{report}");
+    }
+
+    // Online: every child analyses only what it did.
+    let dir = fresh_dir("fork-busy-online").unwrap();
+    let mut cmd = racepred();
+    cmd.args(["record", "--online", "fasttrack", "-o"])
+        .arg(dir.join("r.txt"))
+        .arg("--")
+        .arg(&exe);
+    let out = run_with_deadline(cmd, 120, "fork_busy.c under record --online");
+    assert!(
+        out.status.success(),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reports = files_in(&dir, "r.");
+    assert_eq!(reports.len(), 1 + forks, "{reports:?}");
+    for child in reports.iter().filter(|t| *t != "r.txt") {
+        let report = std::fs::read_to_string(dir.join(child)).unwrap();
+        let head = report.lines().next().unwrap_or_default();
+        // `fasttrack: N racy events at 1 location in E events of PROGRAM (online)`
+        let events: u64 = head
+            .split(" events of ")
+            .next()
+            .and_then(|h| h.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{child}: {head}"));
+        assert!(events < 50, "{child}: the parent's events too:\n{report}");
+        let worker = format!(
+            "fork_busy.c:{}:",
+            line_of("fork_busy.c", "CHILD-RACE-WORKER")
+        );
+        assert!(report.contains(&worker), "{child}:\n{report}");
+    }
+}
+
+#[test]
+fn a_child_forked_while_holding_a_lock_starts_by_acquiring_it() {
+    let Some(exe) = compile("fork_locked.c") else {
+        return;
+    };
+    let dir = fresh_dir("fork-locked").unwrap();
+    let out = run_record(&dir.join("fl.std"), &exe, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let traces = files_in(&dir, "fl.");
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    for t in &traces {
+        assert_valid(&dir.join(t));
+    }
+    let child = traces.iter().find(|t| *t != "fl.std").unwrap();
+    let text = std::fs::read_to_string(dir.join(child)).unwrap();
+    let fork = format!("fork_locked.c:{}:", line_of("fork_locked.c", "// FORK"));
+    let first = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert!(
+        first.starts_with("T0|acq(") && first.contains(&fork),
+        "{child}:\n{text}"
+    );
+}
+
+#[test]
+fn exec_writes_the_trace_first_and_the_new_image_its_own() {
+    let Some(exe) = compile("exec.c") else {
+        return;
+    };
+    let before = ["RACE-BEFORE-MAIN", "RACE-BEFORE-WORKER"]
+        .map(|m| format!("exec.c:{}:", line_of("exec.c", m)));
+    let after = ["RACE-AFTER-MAIN", "RACE-AFTER-WORKER"]
+        .map(|m| format!("exec.c:{}:", line_of("exec.c", m)));
+    for how in [
+        "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve", "execveat",
+    ] {
+        let dir = fresh_dir(&format!("exec-{how}")).unwrap();
+        let out = run_record(&dir.join("e.rpb"), &exe, &[how]);
+        assert!(
+            out.status.success(),
+            "{how}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, b"after\n", "{how}");
+        let traces = files_in(&dir, "e.");
+        assert_eq!(traces.len(), 2, "{how}: {traces:?}");
+        // Before the exec: the main trace, with the race of the first image.
+        let main = dir.join("e.rpb");
+        assert_valid(&main);
+        let (code, report) = analyze(&main, "hbp");
+        assert_eq!(code, 1, "{how}:\n{report}");
+        assert!(
+            before.iter().all(|l| report.contains(l)),
+            "{how}:\n{report}"
+        );
+        assert!(
+            !after.iter().any(|l| report.contains(l)),
+            "{how}:\n{report}"
+        );
+        // After it: `e.PID.exec1.rpb`, the new image's race only.
+        let new = traces.iter().find(|t| *t != "e.rpb").unwrap();
+        assert!(new.ends_with(".exec1.rpb"), "{how}: {new}");
+        let new = dir.join(new);
+        assert_valid(&new);
+        let (code, report) = analyze(&new, "hbp");
+        assert_eq!(code, 1, "{how}:\n{report}");
+        assert!(after.iter().all(|l| report.contains(l)), "{how}:\n{report}");
+        assert!(
+            !before.iter().any(|l| report.contains(l)),
+            "{how}:\n{report}"
+        );
+    }
+
+    // A failed exec: recording goes on, and the trace at exit holds both races.
+    let dir = fresh_dir("exec-fail").unwrap();
+    let out = run_record(&dir.join("e.rpb"), &exe, &["fail"]);
+    assert!(
+        out.status.success(),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"failed\n");
+    assert_eq!(files_in(&dir, "e."), ["e.rpb"]);
+    let main = dir.join("e.rpb");
+    assert_valid(&main);
+    let (code, report) = analyze(&main, "hbp");
+    assert_eq!(code, 1, "{report}");
+    let failed = ["RACE-FAILED-MAIN", "RACE-FAILED-WORKER"]
+        .map(|m| format!("exec.c:{}:", line_of("exec.c", m)));
+    assert!(
+        before.iter().chain(&failed).all(|l| report.contains(l)),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_cancelled_condition_wait_gives_a_well_formed_trace() {
+    let Some(exe) = compile("cancel.c") else {
+        return;
+    };
+    for how in ["wait", "timed"] {
+        let trace = exe.with_file_name(format!("cancel-{how}.rpb"));
+        let out = run_record(&trace, &exe, &[how]);
+        assert!(
+            out.status.success(),
+            "{how}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_valid(&trace);
+        for a in ["hb", "shb"] {
+            let (code, report) = analyze(&trace, a);
+            assert_eq!(code, 0, "{how} {a}:\n{report}");
+        }
+    }
+    let Some((report, _)) = online("cancel.c", &["fasttrack"]) else {
+        return;
+    };
+    assert!(report.starts_with("fasttrack: no races"), "{report}");
+}
+
+#[test]
+fn online_leaves_the_programs_standard_output_byte_identical() {
+    let Some(exe) = compile("print_bytes.c") else {
+        return;
+    };
+    let expected: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();
+    // The later of the two increments is the racy event; which one depends on the schedule.
+    let lines = ["RACE-MAIN", "RACE-WORKER"]
+        .map(|m| format!("print_bytes.c:{}:", line_of("print_bytes.c", m)));
+    let names_race = |r: &str| lines.iter().any(|l| r.contains(l));
+    for analysis in [&["fasttrack"][..], &["hb"], &["pacer", "--rate", "1"]] {
+        // Without -o: the report on standard error.
+        let Some((report, stdout)) = online("print_bytes.c", analysis) else {
+            return;
+        };
+        assert!(stdout == expected, "{analysis:?}: standard output changed");
+        assert!(
+            report.starts_with(&format!("{}: ", analysis[0])),
+            "{report}"
+        );
+        assert!(names_race(&report), "{analysis:?}:\n{report}");
+        // With -o: the report in the file, nothing added to either stream.
+        let file = exe.with_file_name(format!("print-bytes-{}.txt", analysis[0]));
+        let out = racepred()
+            .args(["record", "--online"])
+            .args(analysis)
+            .arg("-o")
+            .arg(&file)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(
+            out.stdout == expected,
+            "{analysis:?} -o: standard output changed"
+        );
+        let report = std::fs::read_to_string(&file).unwrap();
+        assert!(names_race(&report), "{analysis:?}:\n{report}");
+    }
+    // Recording leaves it alone too.
+    let trace = exe.with_file_name("print-bytes.rpb");
+    let out = run_record(&trace, &exe, &[]);
+    assert!(out.status.success());
+    assert!(out.stdout == expected, "record: standard output changed");
+}
+
+#[test]
+fn online_reports_of_forked_children_follow_the_main_one() {
+    let Some((report, stdout)) = online("forky.c", &["fasttrack"]) else {
+        return;
+    };
+    assert_eq!(stdout, b"2\n");
+    // The parent's (no race), then the child's, which races.
+    assert!(report.starts_with("fasttrack: no races"), "{report}");
+    let child = report
+        .find("racepred: report of process ")
+        .unwrap_or_else(|| panic!("{report}"));
+    let worker = format!("forky.c:{}:", line_of("forky.c", "RACE-CHILD"));
+    assert!(report[child..].contains(&worker), "{report}");
+}
+
+#[test]
+fn reports_show_each_racing_access_with_its_call_sites() {
+    let Some(trace) = record("stacks.c", "rpb") else {
+        return;
+    };
+    assert!(trace.with_file_name("stacks.rpb.stacks").is_file());
+    let at = |m: &str| format!("stacks.c:{}:", line_of("stacks.c", m));
+    let (code, report) = analyze(&trace, "hbp");
+    assert_eq!(code, 1, "{report}");
+    // Text: under each pair, the call sites of both accesses, innermost first.
+    let stack_lines: Vec<&str> = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("event ") && l.contains(" called from "))
+        .collect();
+    assert!(
+        stack_lines.iter().any(|l| {
+            let (b, u) = (l.find(&at("CALL-BUMP")), l.find(&at("CALL-UPDATE")));
+            matches!((b, u), (Some(b), Some(u)) if b < u)
+        }),
+        "{report}"
+    );
+    assert!(
+        stack_lines.iter().any(|l| l.contains(&at("CALL-TOUCH"))),
+        "{report}"
+    );
+    // JSON: both stacks of each pair.
+    let out = racepred()
+        .args(["analyze", "-a", "hbp", "--json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pair = &v["location_pairs"][0];
+    let stacks: Vec<String> = ["first_stack", "second_stack"]
+        .iter()
+        .flat_map(|k| pair[k].as_array().unwrap().iter())
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    for m in ["CALL-BUMP", "CALL-UPDATE", "CALL-TOUCH"] {
+        assert!(stacks.iter().any(|f| f.contains(&at(m))), "{m}: {pair}");
+    }
+    // SARIF: a `stacks` entry per racing access, call sites as physical locations.
+    let out = racepred()
+        .args(["analyze", "-a", "hbp", "--sarif"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = &v["runs"][0]["results"][0];
+    let frames = result["stacks"][0]["frames"].as_array().unwrap();
+    assert!(frames.len() >= 2, "{result}");
+    assert_eq!(result["stacks"].as_array().unwrap().len(), 2, "{result}");
 }

@@ -91,7 +91,8 @@ pub unsafe extern "C" fn __tsan_write_range_pc(a: *const u8, size: usize, pc: *c
 
 unsafe extern "C" fn vptr_update_impl(p: *mut *mut u8, new: *mut u8, pc: usize) {
     // Read without an event: only a change is a write.
-    if core::ptr::read_volatile(p) != new {
+    // SAFETY: `p` is the object's vptr slot, which the instrumented code is updating.
+    if unsafe { core::ptr::read_volatile(p) } != new {
         access(true, p as usize, pc);
     }
 }
@@ -105,29 +106,37 @@ hook!("rsi", fn __tsan_vptr_read(p: *mut *mut u8) => vptr_read_impl);
 unsafe extern "C" fn memcpy_impl(d: *mut u8, s: *const u8, n: usize, pc: usize) -> *mut u8 {
     access_range(false, s as usize, n, pc);
     access_range(true, d as usize, n, pc);
-    core::ptr::copy_nonoverlapping(s, d, n);
+    // SAFETY: `memcpy`'s contract: `n` valid bytes at `s` and `d`, not overlapping.
+    unsafe { core::ptr::copy_nonoverlapping(s, d, n) };
     d
 }
 unsafe extern "C" fn memmove_impl(d: *mut u8, s: *const u8, n: usize, pc: usize) -> *mut u8 {
     access_range(false, s as usize, n, pc);
     access_range(true, d as usize, n, pc);
-    core::ptr::copy(s, d, n);
+    // SAFETY: `memmove`'s contract: `n` valid bytes at `s` and `d`.
+    unsafe { core::ptr::copy(s, d, n) };
     d
 }
 unsafe extern "C" fn memset_impl(d: *mut u8, c: i32, n: usize, pc: usize) -> *mut u8 {
     access_range(true, d as usize, n, pc);
-    core::ptr::write_bytes(d, c as u8, n);
+    // SAFETY: `memset`'s contract: `n` writable bytes at `d`.
+    unsafe { core::ptr::write_bytes(d, c as u8, n) };
     d
 }
 hook!("rcx", fn __tsan_memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8 => memcpy_impl);
 hook!("rcx", fn __tsan_memmove(d: *mut u8, s: *const u8, n: usize) -> *mut u8 => memmove_impl);
 hook!("rcx", fn __tsan_memset(d: *mut u8, c: i32, n: usize) -> *mut u8 => memset_impl);
 
-/// Function entry and exit: racepred's traces hold no call stacks.
+/// Function entry and exit: a shadow call stack per thread, from which each event gets its
+/// calling context (`pc`: the call's return address, in the caller).
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_entry(_pc: *const u8) {}
+pub extern "C" fn __tsan_func_entry(pc: *const u8) {
+    crate::buf::call(true, pc as usize);
+}
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_exit() {}
+pub extern "C" fn __tsan_func_exit() {
+    crate::buf::call(false, 0);
+}
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_ignore_thread_begin() {

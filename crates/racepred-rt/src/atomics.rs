@@ -27,7 +27,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
-use crate::buf::{ns, push_now, with_buf, Kind, SpinGuard, ThreadBuf};
+use crate::buf::{ns, push_now, with_buf, Kind, SpinGuard};
 use crate::tramp::hook;
 
 const STRIPES: usize = 1024;
@@ -35,6 +35,13 @@ static LOCKS: [AtomicBool; STRIPES] = [const { AtomicBool::new(false) }; STRIPES
 
 fn stripe(a: usize) -> SpinGuard {
     SpinGuard::lock(&LOCKS[(a >> 3) % STRIPES])
+}
+
+/// Every stripe lock, held across `fork` (in stripe order; a hook holds at most one) so
+/// that no other thread is inside an atomic operation when the process is copied; dropping
+/// them frees them in the parent and in the child alike.
+pub fn lock_all_for_fork() -> [SpinGuard; STRIPES] {
+    core::array::from_fn(|i| SpinGuard::lock(&LOCKS[i]))
 }
 
 /// C11 memory orders as tsan passes them (`__ATOMIC_*`, high flag bits such as gcc's
@@ -108,11 +115,11 @@ fn run<T>(
     let mut op = Some(op);
     let mut effects = Some(effects);
     let mut out = None;
-    with_buf(|b: *mut ThreadBuf| unsafe {
+    with_buf(|b| {
         let (Some(op), Some(effects)) = (op.take(), effects.take()) else {
             return;
         };
-        let fenced = (*b).release_fenced;
+        let fenced = b.state().release_fenced;
         if force_lock || may_sync(mo, fmo, writes, fenced) {
             let _g = stripe(a);
             let v = op();
@@ -124,13 +131,13 @@ fn run<T>(
                 push_now(b, Kind::VWrite, ns::MEM, a, pc);
             }
             if e.relaxed_read {
-                (*b).note_relaxed_load(a);
+                b.state().note_relaxed_load(a);
             }
             out = Some(v);
         } else {
             let v = op();
             if effects(&v, fenced).relaxed_read {
-                (*b).note_relaxed_load(a);
+                b.state().note_relaxed_load(a);
             }
             out = Some(v);
         }
@@ -145,12 +152,16 @@ fn run<T>(
             op()
         }
         Some(op) => op(),
-        // `with_buf` ran the operation but it produced no value: impossible.
-        None => unsafe { core::hint::unreachable_unchecked() },
+        // `with_buf` took the operation, so it ran it and set `out`.
+        None => unreachable!("racepred-rt: an atomic operation ran without a result"),
     }
 }
 
 /// An atomic type of the tsan interface (`a8` … `a128`, all unsigned).
+///
+/// # Safety (of every method)
+/// `p` points to a live, aligned value of this type that every thread accesses through
+/// these operations only (16 bytes: under its stripe lock).
 pub trait Atom: Copy + Eq {
     unsafe fn load(p: *mut Self) -> Self;
     unsafe fn store(p: *mut Self, v: Self);
@@ -171,34 +182,44 @@ macro_rules! atom {
         impl Atom for $t {
             const FORCE_LOCK: bool = false;
             unsafe fn load(p: *mut Self) -> Self {
-                <$at>::from_ptr(p).load(SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).load(SeqCst) }
             }
             unsafe fn store(p: *mut Self, v: Self) {
-                <$at>::from_ptr(p).store(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).store(v, SeqCst) }
             }
             unsafe fn swap(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).swap(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).swap(v, SeqCst) }
             }
             unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).fetch_add(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).fetch_add(v, SeqCst) }
             }
             unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).fetch_sub(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).fetch_sub(v, SeqCst) }
             }
             unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).fetch_and(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).fetch_and(v, SeqCst) }
             }
             unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).fetch_or(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).fetch_or(v, SeqCst) }
             }
             unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).fetch_xor(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).fetch_xor(v, SeqCst) }
             }
             unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
-                <$at>::from_ptr(p).fetch_nand(v, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).fetch_nand(v, SeqCst) }
             }
             unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
-                <$at>::from_ptr(p).compare_exchange(c, v, SeqCst, SeqCst)
+                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+                unsafe { <$at>::from_ptr(p).compare_exchange(c, v, SeqCst, SeqCst) }
             }
         }
     };
@@ -212,53 +233,79 @@ atom!(u64, AtomicU64);
 impl Atom for u128 {
     const FORCE_LOCK: bool = true;
     unsafe fn load(p: *mut Self) -> Self {
-        core::ptr::read_volatile(p)
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe { core::ptr::read_volatile(p) }
     }
     unsafe fn store(p: *mut Self, v: Self) {
-        core::ptr::write_volatile(p, v)
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe { core::ptr::write_volatile(p, v) }
     }
     unsafe fn swap(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, v);
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, v);
+            old
+        }
     }
     unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, old.wrapping_add(v));
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, old.wrapping_add(v));
+            old
+        }
     }
     unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, old.wrapping_sub(v));
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, old.wrapping_sub(v));
+            old
+        }
     }
     unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, old & v);
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, old & v);
+            old
+        }
     }
     unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, old | v);
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, old | v);
+            old
+        }
     }
     unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, old ^ v);
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, old ^ v);
+            old
+        }
     }
     unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
-        let old = Self::load(p);
-        Self::store(p, !(old & v));
-        old
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            Self::store(p, !(old & v));
+            old
+        }
     }
     unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
-        let old = Self::load(p);
-        if old == c {
-            Self::store(p, v);
-            Ok(old)
-        } else {
-            Err(old)
+        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+        unsafe {
+            let old = Self::load(p);
+            if old == c {
+                Self::store(p, v);
+                Ok(old)
+            } else {
+                Err(old)
+            }
         }
     }
 }
@@ -271,7 +318,8 @@ unsafe extern "C" fn load_impl<T: Atom>(a: *mut T, mo: i32, pc: usize) -> T {
         0,
         false,
         T::FORCE_LOCK,
-        || T::load(a),
+        // SAFETY: `a` is the program's atomic of type `T` (the tsan ABI's contract).
+        || unsafe { T::load(a) },
         |_, _| load_effects(mo),
     )
 }
@@ -284,7 +332,8 @@ unsafe extern "C" fn store_impl<T: Atom>(a: *mut T, v: T, mo: i32, pc: usize) {
         0,
         true,
         T::FORCE_LOCK,
-        || T::store(a, v),
+        // SAFETY: as in `load_impl`.
+        || unsafe { T::store(a, v) },
         |_, f| store_effects(mo, f),
     )
 }
@@ -292,7 +341,9 @@ unsafe extern "C" fn store_impl<T: Atom>(a: *mut T, v: T, mo: i32, pc: usize) {
 macro_rules! rmw_impl {
     ($($name:ident => $op:ident),* $(,)?) => {$(
         unsafe extern "C" fn $name<T: Atom>(a: *mut T, v: T, mo: i32, pc: usize) -> T {
-            run(a as usize, pc, mo, 0, true, T::FORCE_LOCK, || T::$op(a, v), |_, f| rmw_effects(mo, f))
+            // SAFETY: `a` is the program's atomic of type `T` (the tsan ABI's contract).
+            let op = || unsafe { T::$op(a, v) };
+            run(a as usize, pc, mo, 0, true, T::FORCE_LOCK, op, |_, f| rmw_effects(mo, f))
         }
     )*};
 }
@@ -317,7 +368,8 @@ unsafe extern "C" fn cas_impl<T: Atom>(
     fmo: i32,
     pc: usize,
 ) -> i32 {
-    let expected = *c;
+    // SAFETY: `c` points to the caller's expected value (the tsan ABI's contract).
+    let expected = unsafe { *c };
     let r = run(
         a as usize,
         pc,
@@ -325,13 +377,15 @@ unsafe extern "C" fn cas_impl<T: Atom>(
         fmo,
         true,
         T::FORCE_LOCK,
-        || T::cas(a, expected, v),
+        // SAFETY: `a` is the program's atomic of type `T` (the tsan ABI's contract).
+        || unsafe { T::cas(a, expected, v) },
         |r, f| cas_effects(r, mo, fmo, f),
     );
     match r {
         Ok(_) => 1,
         Err(cur) => {
-            *c = cur;
+            // SAFETY: as above, `c` is the caller's to write.
+            unsafe { *c = cur };
             0
         }
     }
@@ -352,7 +406,8 @@ unsafe extern "C" fn cas_val_impl<T: Atom>(
         fmo,
         true,
         T::FORCE_LOCK,
-        || T::cas(a, c, v),
+        // SAFETY: `a` is the program's atomic of type `T` (the tsan ABI's contract).
+        || unsafe { T::cas(a, c, v) },
         |r, f| cas_effects(r, mo, fmo, f),
     );
     match r {
@@ -421,7 +476,8 @@ pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_strong(
     mo: i32,
     fmo: i32,
 ) -> i32 {
-    cas_impl::<u128>(a, c, v, mo, fmo, 0)
+    // SAFETY: the caller's arguments, under the tsan ABI's contract.
+    unsafe { cas_impl::<u128>(a, c, v, mo, fmo, 0) }
 }
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_weak(
@@ -431,7 +487,8 @@ pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_weak(
     mo: i32,
     fmo: i32,
 ) -> i32 {
-    cas_impl::<u128>(a, c, v, mo, fmo, 0)
+    // SAFETY: the caller's arguments, under the tsan ABI's contract.
+    unsafe { cas_impl::<u128>(a, c, v, mo, fmo, 0) }
 }
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_val(
@@ -441,14 +498,15 @@ pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_val(
     mo: i32,
     fmo: i32,
 ) -> u128 {
-    cas_val_impl::<u128>(a, c, v, mo, fmo, 0)
+    // SAFETY: the caller's arguments, under the tsan ABI's contract.
+    unsafe { cas_val_impl::<u128>(a, c, v, mo, fmo, 0) }
 }
 
 unsafe extern "C" fn thread_fence_impl(mo: i32, pc: usize) {
     core::sync::atomic::fence(SeqCst);
-    with_buf(|b| unsafe {
+    with_buf(|b| {
         if acquires(mo) {
-            let (addrs, n) = (*b).take_relaxed_loads();
+            let (addrs, n) = b.state().take_relaxed_loads();
             for &a in &addrs[..n] {
                 // Under the stripe lock: after the `vw` of the store the load may have read.
                 let _g = stripe(a);
@@ -456,7 +514,7 @@ unsafe extern "C" fn thread_fence_impl(mo: i32, pc: usize) {
             }
         }
         if releases(mo) {
-            (*b).release_fenced = true;
+            b.state().release_fenced = true;
         }
     });
 }

@@ -39,6 +39,11 @@ pub enum Kind {
     /// thread's next record is the block's [`Kind::Retire`]. The block's variables are
     /// written there (a free is a write, as for ThreadSanitizer).
     Free = 9,
+    /// `__tsan_func_entry`: a call from the return address in the low 48 bits of `info`.
+    /// Stamped with the thread's latest stamp (calls order nothing across threads).
+    FuncEntry = 10,
+    /// `__tsan_func_exit`.
+    FuncExit = 11,
 }
 
 impl Kind {
@@ -54,6 +59,8 @@ impl Kind {
             7 => Kind::VWrite,
             8 => Kind::Retire,
             9 => Kind::Free,
+            10 => Kind::FuncEntry,
+            11 => Kind::FuncExit,
             _ => return None,
         })
     }
@@ -127,14 +134,31 @@ pub struct Chunk {
 const MAX_WRITE_HELD: usize = 32;
 /// Relaxed atomic loads remembered until the thread's next acquire fence.
 const RELAXED_LOADS: usize = 16;
+/// Most locks one thread holds at a time that a `fork` carries into the child's trace
+/// (deeper nesting is reported once; the child's trace may then be ill-formed).
+const MAX_HELD: usize = 64;
 
 /// A thread's buffer and per-thread state. Lives in `mmap`ed memory for the whole run (the
 /// merge at exit reads the buffers of threads that have ended).
+///
+/// Who touches what: `tid`, `next_thread` and `first` are set before the buffer is
+/// published and never change (but in a forked child, alone); `cur` and [`Private`] are the
+/// owning thread's alone (reached through its [`Own`]); chunks' records are read by others
+/// only up to their published length; `consumed` only under the online lock.
 pub struct ThreadBuf {
     pub tid: u32,
     next_thread: *mut ThreadBuf,
     first: *mut Chunk,
     cur: *mut Chunk,
+    own: Private,
+    /// Online mode: the pending accesses another thread has already handed to the analysis
+    /// (at a free); read and written only under the online lock (relaxed).
+    consumed: AtomicUsize,
+}
+
+/// What a thread's buffer knows of the thread itself, written only by that thread.
+#[derive(Clone, Copy)]
+pub struct Private {
     /// Rwlocks this thread holds for writing (their unlock is a writer unlock).
     write_held: [usize; MAX_WRITE_HELD],
     n_write_held: usize,
@@ -143,9 +167,42 @@ pub struct ThreadBuf {
     relaxed_loads: [usize; RELAXED_LOADS],
     n_relaxed_loads: usize,
     pub release_fenced: bool,
-    /// Online mode: the pending accesses another thread has already handed to the analysis
-    /// (at a free); read and written only under the online lock.
-    consumed: usize,
+    /// Locks this thread holds (its `acq` events without their `rel` yet; a re-entrant
+    /// lock once per acquisition): a child forked now holds them too, so its trace starts
+    /// by acquiring them.
+    held: [usize; MAX_HELD],
+    n_held: usize,
+    /// The thread's latest stamp, which its call records carry (a stamp of its own taken
+    /// when its buffer was made, until its first event).
+    last_seq: u64,
+}
+
+/// The calling thread's own buffer while the thread is inside the runtime: made only by
+/// [`with_buf`] and the access path (and a forked child's restart), lent to a closure for
+/// the length of one hook, not `Send`. Through it the thread appends records and reaches
+/// its [`Private`] state without `unsafe`.
+pub struct Own(*mut ThreadBuf);
+
+impl Own {
+    /// The thread's own state.
+    #[inline]
+    pub fn state(&mut self) -> &mut Private {
+        // SAFETY: `self.0` is the calling thread's mapped buffer; no other thread ever
+        // reads or writes its `own` field, and `&mut self` makes this the only reference.
+        unsafe { &mut (*self.0).own }
+    }
+
+    /// The buffer, for the online analysis (which reads it under its lock).
+    #[inline]
+    pub fn raw(&self) -> *mut ThreadBuf {
+        self.0
+    }
+
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        // SAFETY: `tid` never changes once the buffer is published.
+        unsafe { (*self.0).tid }
+    }
 }
 
 /// Per-thread state reached through ELF TLS. `Cell`s of plain data: no destructor, so
@@ -158,7 +215,7 @@ pub struct Tls {
     /// `__tsan_ignore_thread_begin` nesting: memory accesses are not recorded while > 0.
     pub ignore: Cell<u32>,
     /// The `pthread_once` routine being run and its control (see `sync::pthread_once`).
-    pub once_routine: Cell<usize>,
+    pub once_routine: Cell<Option<extern "C" fn()>>,
     pub once_control: Cell<usize>,
     pub once_pc: Cell<usize>,
 }
@@ -169,7 +226,7 @@ thread_local! {
             buf: Cell::new(null_mut()),
             busy: Cell::new(false),
             ignore: Cell::new(0),
-            once_routine: Cell::new(0),
+            once_routine: Cell::new(None),
             once_control: Cell::new(0),
             once_pc: Cell::new(0),
         }
@@ -187,6 +244,7 @@ pub static FINISHED: AtomicBool = AtomicBool::new(false);
 
 /// Writes `msg` to standard error with `write(2)` (usable anywhere, allocates nothing).
 pub fn say(msg: &[u8]) {
+    // SAFETY: `msg` is valid for `msg.len()` bytes; a short or failed write is ignored.
     unsafe {
         libc::write(2, msg.as_ptr().cast(), msg.len());
     }
@@ -197,11 +255,13 @@ pub fn die(msg: &[u8]) -> ! {
     say(msg);
     // No trace from here on (`abort` would try to write it).
     FINISHED.store(true, Ordering::SeqCst);
+    // SAFETY: `abort` has no precondition.
     unsafe { libc::abort() }
 }
 
 /// Maps `len` zeroed bytes.
 fn map(len: usize) -> *mut u8 {
+    // SAFETY: a new private anonymous mapping, touching no existing memory.
     let p = unsafe {
         libc::mmap(
             null_mut(),
@@ -241,9 +301,14 @@ pub fn new_tid() -> u32 {
 pub fn create_buf(t: &Tls, tid: u32) -> *mut ThreadBuf {
     let b: *mut ThreadBuf = map(core::mem::size_of::<ThreadBuf>()).cast();
     let c = new_chunk();
+    // SAFETY: `b` is a new zeroed mapping of a `ThreadBuf` (all-zero bytes are a valid
+    // one: null pointers, zero counts, `false`), not yet shared with another thread until
+    // the compare-exchange publishes it.
     unsafe {
         // The mapping is zeroed: every other field starts as 0 / null / false.
         (*b).tid = tid;
+        // A stamp no other thread has, for call records before the first event.
+        (*b).own.last_seq = SEQ.fetch_add(1, Ordering::Relaxed);
         (*b).first = c;
         (*b).cur = c;
         let mut head = THREADS.load(Ordering::Relaxed);
@@ -269,25 +334,39 @@ fn buf_of(t: &Tls) -> *mut ThreadBuf {
     }
 }
 
-/// Appends a record to `b` (owned by the calling thread).
+/// Appends a record to `b`.
+///
+/// # Safety
+/// `b` is the calling thread's own buffer (no other thread writes it).
 #[inline]
 unsafe fn push(b: *mut ThreadBuf, rec: Rec) {
-    let mut c = (*b).cur;
-    let mut n = (*c).len.load(Ordering::Relaxed);
-    if n == CHUNK_RECS {
-        c = grow(b);
-        n = 0;
+    // SAFETY: `b` and its current chunk are mapped for the whole run and written only by
+    // this thread; slot `n` (< CHUNK_RECS) is past the published length, so no reader
+    // looks at it until the release store publishes it.
+    unsafe {
+        let mut c = (*b).cur;
+        let mut n = (*c).len.load(Ordering::Relaxed);
+        if n == CHUNK_RECS {
+            c = grow(b);
+            n = 0;
+        }
+        (*c).recs.as_mut_ptr().add(n).write(rec);
+        (*c).len.store(n + 1, Ordering::Release);
     }
-    (*c).recs.as_mut_ptr().add(n).write(rec);
-    (*c).len.store(n + 1, Ordering::Release);
 }
 
+/// # Safety
+/// As [`push`].
 #[cold]
 #[inline(never)]
 unsafe fn grow(b: *mut ThreadBuf) -> *mut Chunk {
     let c = new_chunk();
-    (*(*b).cur).next.store(c, Ordering::Release);
-    (*b).cur = c;
+    // SAFETY: `b` is this thread's buffer; the new chunk is linked (release) before any
+    // record of it is published.
+    unsafe {
+        (*(*b).cur).next.store(c, Ordering::Release);
+        (*b).cur = c;
+    }
     c
 }
 
@@ -299,7 +378,7 @@ fn info(kind: Kind, ns: u8, low: u64) -> u64 {
 /// Runs `f` with the calling thread's buffer unless the thread is already inside the
 /// runtime or the trace is being written; returns whether it ran.
 #[inline]
-pub fn with_buf(f: impl FnOnce(*mut ThreadBuf)) -> bool {
+pub fn with_buf(f: impl FnOnce(&mut Own)) -> bool {
     if FINISHED.load(Ordering::Relaxed) {
         return false;
     }
@@ -308,38 +387,47 @@ pub fn with_buf(f: impl FnOnce(*mut ThreadBuf)) -> bool {
             return false;
         }
         t.busy.set(true);
-        f(buf_of(t));
+        f(&mut Own(buf_of(t)));
         t.busy.set(false);
         true
     })
 }
 
+/// Whether the calling thread is inside the runtime (or the trace is being written): then
+/// an interposed call only forwards.
+pub fn passthrough() -> bool {
+    FINISHED.load(Ordering::Relaxed) || TLS.with(|t| t.busy.get())
+}
+
 /// Records one event.
 #[inline]
 pub fn record(kind: Kind, ns: u8, addr: usize, pc: usize) {
-    with_buf(|b| unsafe { push_now(b, kind, ns, addr, pc) });
+    with_buf(|b| push_now(b, kind, ns, addr, pc));
 }
 
-/// Stamps and appends one event (the caller holds the buffer through [`with_buf`]).
+/// Stamps and appends one event to the thread's own buffer.
 #[inline]
-pub unsafe fn push_now(b: *mut ThreadBuf, kind: Kind, ns: u8, addr: usize, pc: usize) {
+pub fn push_now(b: &mut Own, kind: Kind, ns: u8, addr: usize, pc: usize) {
+    match kind {
+        Kind::Acquire => b.state().note_held(addr),
+        Kind::Release => b.state().forget_held(addr),
+        _ => {}
+    }
     if crate::online::online() {
         let rec = Rec::new(0, kind, ns, addr as u64, pc as u64);
         match kind {
-            Kind::Read | Kind::Write => pend(b, rec),
+            Kind::Read | Kind::Write => b.pend(rec),
             _ => crate::online::sync(b, rec),
         }
         return;
     }
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-    push(
-        b,
-        Rec {
-            seq,
-            addr: addr as u64,
-            info: info(kind, ns, pc as u64),
-        },
-    );
+    b.state().last_seq = seq;
+    b.push(Rec {
+        seq,
+        addr: addr as u64,
+        info: info(kind, ns, pc as u64),
+    });
 }
 
 /// A spin lock's hold: taken by [`SpinGuard::lock`], released when dropped.
@@ -358,6 +446,7 @@ impl SpinGuard {
             if spins < 64 {
                 core::hint::spin_loop();
             } else {
+                // SAFETY: `sched_yield` has no precondition.
                 unsafe { libc::sched_yield() };
             }
         }
@@ -374,7 +463,7 @@ impl Drop for SpinGuard {
 /// Runs `f` with the calling thread's buffer for a memory access, unless the trace is
 /// being written, the thread is inside the runtime or it ignores accesses.
 #[inline]
-fn with_access(f: impl FnOnce(*mut ThreadBuf)) {
+fn with_access(f: impl FnOnce(&mut Own)) {
     if FINISHED.load(Ordering::Relaxed) {
         return;
     }
@@ -383,7 +472,7 @@ fn with_access(f: impl FnOnce(*mut ThreadBuf)) {
             return;
         }
         t.busy.set(true);
-        f(buf_of(t));
+        f(&mut Own(buf_of(t)));
         t.busy.set(false);
     })
 }
@@ -392,42 +481,117 @@ fn with_access(f: impl FnOnce(*mut ThreadBuf)) {
 #[inline]
 pub fn access(write: bool, addr: usize, pc: usize) {
     let kind = if write { Kind::Write } else { Kind::Read };
-    with_access(|b| unsafe { push_now(b, kind, ns::MEM, addr, pc) });
+    with_access(|b| push_now(b, kind, ns::MEM, addr, pc));
 }
 
-/// Online mode: appends an access to the thread's pending batch (its first chunk), handing
-/// the batch to the analysis first when it is full ([`crate::online`]).
-#[inline]
-unsafe fn pend(b: *mut ThreadBuf, rec: Rec) {
-    let c = (*b).first;
-    let mut n = (*c).len.load(Ordering::Relaxed);
-    if n == CHUNK_RECS {
-        crate::online::flush(b);
-        n = 0;
+impl Own {
+    /// Appends a stamped record.
+    #[inline]
+    fn push(&mut self, rec: Rec) {
+        // SAFETY: `self.0` is the calling thread's own buffer.
+        unsafe { push(self.0, rec) }
     }
-    (*c).recs.as_mut_ptr().add(n).write(rec);
-    (*c).len.store(n + 1, Ordering::Release);
+
+    /// Online mode: appends an access to the thread's pending batch (its first chunk),
+    /// handing the batch to the analysis first when it is full ([`crate::online`]).
+    #[inline]
+    fn pend(&mut self, rec: Rec) {
+        // SAFETY: `first` never changes; the owner alone appends to the batch and resets
+        // its length (under the online lock, in `flush`); a slot past the published
+        // length is read by no one until the release store publishes it.
+        unsafe {
+            let c = (*self.0).first;
+            let mut n = (*c).len.load(Ordering::Relaxed);
+            if n == CHUNK_RECS {
+                crate::online::flush(self);
+                n = 0;
+            }
+            (*c).recs.as_mut_ptr().add(n).write(rec);
+            (*c).len.store(n + 1, Ordering::Release);
+        }
+    }
 }
 
-/// Online mode: the accesses `b`'s thread made since its batch was last handed over (under
-/// the online lock; the thread may be appending more meanwhile).
-pub unsafe fn pending<'a>(b: *mut ThreadBuf) -> &'a [Rec] {
-    let c = (*b).first;
-    let n = (*c).len.load(Ordering::Acquire);
-    let from = (*b).consumed.min(n);
-    core::slice::from_raw_parts((*c).recs.as_ptr().add(from), n - from)
+/// Online mode: hands the accesses `b`'s thread made since its batch was last handed over
+/// to `f`, in order, then marks them handed over. With `own` (called by `b`'s own thread,
+/// or once that thread has ended) the batch is emptied; by another thread, which must not
+/// touch the batch's length while its owner appends, they are counted in `consumed`.
+///
+/// # Safety
+/// The caller holds the online lock and `b` is a registered buffer; `own` only as said.
+pub unsafe fn hand_over(b: *mut ThreadBuf, own: bool, mut f: impl FnMut(&Rec)) {
+    // SAFETY: `first` never changes and its records up to the length loaded (acquire)
+    // are published and never rewritten while the lock is held (the owner empties the
+    // batch only under it); `consumed` is only touched under the lock.
+    unsafe {
+        let c = (*b).first;
+        let n = (*c).len.load(Ordering::Acquire);
+        let from = (*b).consumed.load(Ordering::Relaxed).min(n);
+        for r in core::slice::from_raw_parts((*c).recs.as_ptr().add(from), n - from) {
+            f(r);
+        }
+        if own {
+            (*b).consumed.store(0, Ordering::Relaxed);
+            (*c).len.store(0, Ordering::Release);
+        } else {
+            (*b).consumed.store(n, Ordering::Relaxed);
+        }
+    }
 }
 
-/// Online mode, under the online lock: the `n` accesses [`pending`] returned were handed
-/// over. By `b`'s own thread (or once it has ended) the batch is emptied; by another
-/// thread, which must not touch the batch's length while its owner appends, they are
-/// marked as handed over.
-pub unsafe fn handed_over(b: *mut ThreadBuf, n: usize, own: bool) {
-    if own {
-        (*b).consumed = 0;
-        (*(*b).first).len.store(0, Ordering::Release);
-    } else {
-        (*b).consumed += n;
+/// In a child just forked, where only the calling thread exists and every runtime lock is
+/// free: the parent's buffers (its history, in its own trace) are unmapped, and the calling
+/// thread starts a new buffer as `T0` whose first events acquire the locks it holds (the
+/// child holds them too). `pc`: the return address of the `fork` call. The caller is inside
+/// the runtime (`busy`).
+pub fn restart_in_child(pc: usize) {
+    TLS.with(|t| {
+        let old = t.buf.get();
+        let mut kept = Private::default();
+        if !old.is_null() {
+            // SAFETY: `old` is this thread's own buffer, mapped until the loop below.
+            kept = unsafe { (*old).own };
+        }
+        let mut b = THREADS.swap(null_mut(), Ordering::AcqRel);
+        while !b.is_null() {
+            // SAFETY: no other thread exists in the child: nothing else reads or writes the
+            // buffers, and each chunk and buffer was mapped with exactly these sizes.
+            unsafe {
+                let next = (*b).next_thread;
+                let mut c = (*b).first;
+                while !c.is_null() {
+                    let after = (*c).next.load(Ordering::Relaxed);
+                    libc::munmap(c.cast(), core::mem::size_of::<Chunk>());
+                    c = after;
+                }
+                libc::munmap(b.cast(), core::mem::size_of::<ThreadBuf>());
+                b = next;
+            }
+        }
+        NEXT_TID.store(0, Ordering::Relaxed);
+        let mut nb = Own(create_buf(t, new_tid()));
+        let (held, n) = (kept.held, kept.n_held);
+        // Acquired again below.
+        kept.n_held = 0;
+        *nb.state() = kept;
+        for &m in &held[..n] {
+            push_now(&mut nb, Kind::Acquire, ns::MEM, m, pc);
+        }
+    });
+}
+
+impl Default for Private {
+    fn default() -> Private {
+        Private {
+            write_held: [0; MAX_WRITE_HELD],
+            n_write_held: 0,
+            relaxed_loads: [0; RELAXED_LOADS],
+            n_relaxed_loads: 0,
+            release_fenced: false,
+            held: [0; MAX_HELD],
+            n_held: 0,
+            last_seq: 0,
+        }
     }
 }
 
@@ -439,6 +603,8 @@ pub fn threads() -> impl Iterator<Item = *mut ThreadBuf> {
             return None;
         }
         let here = b;
+        // SAFETY: a registered buffer stays mapped (but in a forked child, which unmaps
+        // the parent's alone) and its `next_thread` never changes once published.
         b = unsafe { (*b).next_thread };
         Some(here)
     })
@@ -458,16 +624,36 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
         if crate::online::online() {
             for i in 0..words {
                 let a = (first + 4 * i as usize) as u64;
-                unsafe { pend(b, Rec::new(0, kind, ns::MEM, a, pc as u64)) };
+                b.pend(Rec::new(0, kind, ns::MEM, a, pc as u64));
             }
             return;
         }
         let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
+        b.state().last_seq = seq0 + words - 1;
         for i in 0..words {
             let a = (first + 4 * i as usize) as u64;
-            unsafe { push(b, Rec::new(seq0 + i, kind, ns::MEM, a, pc as u64)) };
+            b.push(Rec::new(seq0 + i, kind, ns::MEM, a, pc as u64));
         }
     })
+}
+
+/// Records a call (`entry`, from return address `pc`) or a return, for the calling
+/// contexts of the thread's events ([`crate::convert`]); not in online mode, which keeps
+/// no stacks. Stamped with the thread's latest stamp: no shared counter is touched, and
+/// the merge by stamp keeps the record in place among the thread's own.
+#[inline]
+pub fn call(entry: bool, pc: usize) {
+    with_buf(|b| {
+        if crate::online::online() {
+            return;
+        }
+        let (kind, pc) = match entry {
+            true => (Kind::FuncEntry, pc as u64),
+            false => (Kind::FuncExit, 0),
+        };
+        let seq = b.state().last_seq;
+        b.push(Rec::new(seq, kind, ns::MEM, 0, pc));
+    });
 }
 
 /// Records that `[addr, addr + size)` holds new variables from now on.
@@ -481,14 +667,14 @@ pub fn retire(addr: usize, size: usize) {
 /// write of each of its variables there, then its retirement.
 pub fn free_block(addr: usize, size: usize, pc: usize) {
     if size > 0 {
-        with_buf(|b| unsafe {
+        with_buf(|b| {
             push_now(b, Kind::Free, ns::MEM, addr, pc);
             push_now(b, Kind::Retire, ns::MEM, addr, size.min(LOW48 as usize));
         });
     }
 }
 
-impl ThreadBuf {
+impl Private {
     /// Notes that this thread now holds rwlock `rw` for writing.
     pub fn push_write_held(&mut self, rw: usize) {
         if self.n_write_held < MAX_WRITE_HELD {
@@ -512,6 +698,28 @@ impl ThreadBuf {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Notes that this thread acquired lock `m`.
+    fn note_held(&mut self, m: usize) {
+        if self.n_held < MAX_HELD {
+            self.held[self.n_held] = m;
+            self.n_held += 1;
+        } else {
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                say(b"racepred-rt: a thread holds more than 64 locks; a child forked now may have an ill-formed trace\n");
+            }
+        }
+    }
+
+    /// Notes that this thread released lock `m` (its latest acquisition).
+    fn forget_held(&mut self, m: usize) {
+        let n = self.n_held;
+        if let Some(i) = self.held[..n].iter().rposition(|&x| x == m) {
+            self.held.copy_within(i + 1..n, i);
+            self.n_held = n - 1;
         }
     }
 
@@ -545,6 +753,8 @@ pub fn snapshot() -> Vec<Snapshot> {
     let mut out = Vec::new();
     let mut b = THREADS.load(Ordering::Acquire);
     while !b.is_null() {
+        // SAFETY: registered buffers and their chunks stay mapped; the chunk links and
+        // lengths are published with release stores and read here with acquire loads.
         unsafe {
             let mut chunks = Vec::new();
             let mut c = (*b).first;
@@ -569,6 +779,8 @@ impl Snapshot {
     pub fn iter(&self) -> impl Iterator<Item = &Rec> + '_ {
         self.chunks
             .iter()
+            // SAFETY: the first `n` records of a chunk were published before the snapshot
+            // and are never rewritten (nothing is recorded once `FINISHED` is set).
             .flat_map(|&(p, n)| unsafe { core::slice::from_raw_parts(p, n) }.iter())
     }
 }

@@ -37,7 +37,8 @@ struct Vars {
     sync: FxHashMap<(u8, u64), u32>,
 }
 
-// The cached page pointer points into a `Box` owned by `pages`.
+// SAFETY: the cached page pointer points into a `Box` owned by `pages`, which moves with
+// the `Vars`; nothing else holds it.
 unsafe impl Send for Vars {}
 
 impl Vars {
@@ -57,6 +58,7 @@ impl Vars {
             .entry(page)
             .or_insert_with(|| vec![0u32; PAGE].into_boxed_slice().try_into().unwrap());
         self.last = Some((page, t));
+        // SAFETY: `t` is the table of `page`, just taken from `pages`.
         unsafe { &mut (*t)[off] }
     }
 
@@ -156,7 +158,16 @@ pub struct Converter {
     frees: Vec<Option<(u64, u64)>>,
     /// The variables of the block being freed (reused buffer).
     freed: Vec<u32>,
+    /// Calling contexts, interned: context `i + 1` is `(parent context, call's return
+    /// address)` = `contexts[i]`; context 0 is the empty stack.
+    contexts: Vec<(u32, u64)>,
+    context_ids: FxHashMap<(u32, u64), u32>,
+    /// Per trace thread: its stack of contexts (the innermost last; empty: context 0).
+    stacks: Vec<Vec<u32>>,
 }
+
+/// Deepest calling context kept: calls nested deeper share their parent's context.
+const MAX_DEPTH: usize = 1024;
 
 const NO_THREAD: u32 = u32::MAX;
 
@@ -224,6 +235,10 @@ impl Converter {
     ) -> Result<(), E> {
         match r.kind() {
             Some(Kind::Free) | Some(Kind::Retire) => self.free_or_retire(t, r, emit),
+            Some(Kind::FuncEntry) | Some(Kind::FuncExit) => {
+                self.call(t, r);
+                Ok(())
+            }
             _ => match self.convert_as(t, r) {
                 Some(ev) => emit(&ev, &self.names),
                 None => Ok(()),
@@ -266,6 +281,61 @@ impl Converter {
         result
     }
 
+    /// A call or return of trace thread `t`: its context changes.
+    fn call(&mut self, t: ThreadId, r: &Rec) {
+        let i = t.index();
+        if i >= self.stacks.len() {
+            self.stacks.resize_with(i + 1, Vec::new);
+        }
+        let stack = &mut self.stacks[i];
+        if r.kind() == Some(Kind::FuncExit) {
+            // A return without its call (recording started inside the function) is dropped.
+            stack.pop();
+            return;
+        }
+        let parent = stack.last().copied().unwrap_or(0);
+        let ctx = if stack.len() >= MAX_DEPTH {
+            parent
+        } else {
+            let key = (parent, r.low());
+            match self.context_ids.get(&key) {
+                Some(&c) => c,
+                None => {
+                    self.contexts.push(key);
+                    let c = self.contexts.len() as u32;
+                    self.context_ids.insert(key, c);
+                    c
+                }
+            }
+        };
+        stack.push(ctx);
+    }
+
+    /// The calling context of trace thread `t`'s next event (0: no call recorded).
+    #[inline]
+    pub fn context(&self, t: ThreadId) -> u32 {
+        self.stacks
+            .get(t.index())
+            .and_then(|s| s.last().copied())
+            .unwrap_or(0)
+    }
+
+    /// Every context's call sites, in context order (1, 2, …).
+    pub fn contexts(&self) -> impl Iterator<Item = Vec<u64>> + '_ {
+        (1..=self.contexts.len() as u32).map(|c| self.frames(c))
+    }
+
+    /// The call sites of context `c` (return addresses), innermost first.
+    pub fn frames(&self, mut c: u32) -> Vec<u64> {
+        let mut v = Vec::new();
+        while c != 0 {
+            let (parent, pc) = self.contexts[c as usize - 1];
+            v.push(pc);
+            c = parent;
+        }
+        v
+    }
+
     /// The event of record `r` of trace thread `t`, for records of one event (not
     /// [`Kind::Free`] / [`Kind::Retire`]: see [`Converter::convert_with`]).
     #[inline(always)]
@@ -274,7 +344,7 @@ impl Converter {
         let loc = self.loc(r.low());
         let names = &mut self.names;
         let (op, target) = match kind {
-            Kind::Retire | Kind::Free => return None,
+            Kind::Retire | Kind::Free | Kind::FuncEntry | Kind::FuncExit => return None,
             Kind::Read => (Op::Read, self.vars.mem(r.addr, names)),
             Kind::Write => (Op::Write, self.vars.mem(r.addr, names)),
             Kind::VRead => (Op::VolatileRead, self.vars.sync(r.ns(), r.addr, names)),

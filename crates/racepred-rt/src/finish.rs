@@ -5,8 +5,10 @@
 //!
 //! Where: `$RACEPRED_RECORD_OUT` (set by `racepred record`), else `racepred-PID.rpb` in the
 //! working directory. A process that is not the one `racepred record` started (a child it
-//! `fork`ed or `exec`ed, told apart by `$RACEPRED_RECORD_PPID`) writes `NAME.PID.EXT`
-//! beside it instead of overwriting the main trace.
+//! `fork`ed, or a program a child ran, told apart by `$RACEPRED_RECORD_PPID`) writes
+//! `NAME.PID.EXT` beside it instead of overwriting the main trace; the image a process
+//! `exec`ed (`$RACEPRED_RECORD_EXECED` = `PID:N`, set by [`crate::process`] for its `N`th
+//! exec) writes `NAME.PID.execN.EXT`, so the trace the process wrote before the exec stays.
 //!
 //! Names: see [`crate::convert`]. In online mode ([`crate::online`]) the same path receives
 //! the analysis's report instead of a trace.
@@ -81,11 +83,50 @@ fn env(name: &str) -> Option<String> {
         .map(|v| v.to_string_lossy().into_owned())
 }
 
+/// The variable telling an image how many times its process `exec`ed before (`PID:N`).
+pub const EXECED_VAR: &std::ffi::CStr = c"RACEPRED_RECORD_EXECED";
+
+/// How many `exec`s of this process led to this image (0: none seen).
+fn exec_generation(pid: i32) -> u32 {
+    let Some(v) = env(EXECED_VAR.to_str().unwrap_or_default()) else {
+        return 0;
+    };
+    match v.split_once(':') {
+        Some((p, n)) if p.parse::<i32>().ok() == Some(pid) => n.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Before an `exec`: writes the trace (or online report) and returns the environment entry
+/// to pass to the new image.
+pub fn before_exec() -> std::ffi::CString {
+    finish();
+    let pid = std::process::id() as i32;
+    let n = exec_generation(pid) + 1;
+    let var = EXECED_VAR.to_string_lossy();
+    // No NUL inside: a name and two numbers.
+    std::ffi::CString::new(format!("{var}={pid}:{n}")).unwrap_or_default()
+}
+
+/// After an `exec` that failed: recording goes on; the trace is written again, whole, at
+/// the end (an online analysis has written its report and analyses nothing more).
+pub fn after_failed_exec() {
+    TLS.with(|t| t.busy.set(false));
+    FINISHED.store(false, Ordering::SeqCst);
+}
+
 fn output_path() -> PathBuf {
     let pid = std::process::id() as i32;
+    let generation = exec_generation(pid);
     let Some(out) = env("RACEPRED_RECORD_OUT") else {
-        return PathBuf::from(format!("racepred-{pid}.rpb"));
+        return PathBuf::from(match generation {
+            0 => format!("racepred-{pid}.rpb"),
+            n => format!("racepred-{pid}.exec{n}.rpb"),
+        });
     };
+    if generation > 0 {
+        return with_tag(Path::new(&out), &format!("{pid}.exec{generation}"));
+    }
     let init_pid = INIT_PID.load(Ordering::Relaxed);
     let forked = init_pid != 0 && init_pid != pid;
     let other = match env("RACEPRED_RECORD_PPID") {
@@ -93,21 +134,21 @@ fn output_path() -> PathBuf {
         None => false,
     };
     if forked || other {
-        with_pid(Path::new(&out), pid)
+        with_tag(Path::new(&out), &pid.to_string())
     } else {
         PathBuf::from(out)
     }
 }
 
-/// `dir/name.rest` → `dir/name.PID.rest`.
-fn with_pid(p: &Path, pid: i32) -> PathBuf {
+/// `dir/name.rest` → `dir/name.TAG.rest`.
+fn with_tag(p: &Path, tag: &str) -> PathBuf {
     let name = p
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let new = match name.find('.') {
-        Some(i) if i > 0 => format!("{}.{pid}{}", &name[..i], &name[i..]),
-        _ => format!("{name}.{pid}"),
+        Some(i) if i > 0 => format!("{}.{tag}{}", &name[..i], &name[i..]),
+        _ => format!("{name}.{tag}"),
     };
     p.with_file_name(new)
 }
@@ -122,16 +163,25 @@ struct Summary {
 fn write_trace(path: &Path) -> racepred::Result<Summary> {
     let snaps = buf::snapshot();
     // Locations first: every distinct return address, symbolised once.
+    // Call sites too, for the calling contexts.
     let mut pcs = FxHashSet::default();
+    let mut calls = FxHashSet::default();
     for s in &snaps {
         for r in s.iter() {
-            if r.kind() != Some(Kind::Retire) && r.low() != 0 {
-                pcs.insert(r.low());
+            match r.kind() {
+                Some(Kind::Retire) | Some(Kind::FuncExit) => {}
+                Some(Kind::FuncEntry) => {
+                    calls.insert(r.low());
+                }
+                _ if r.low() != 0 => {
+                    pcs.insert(r.low());
+                }
+                _ => {}
             }
         }
     }
     let mut conv = Converter::new();
-    let syms = crate::symbols::symbolise(pcs.iter().copied());
+    let syms = crate::symbols::symbolise(pcs.iter().chain(calls.iter()).copied());
     let mut sorted: Vec<u64> = pcs.into_iter().collect();
     sorted.sort_unstable();
     for pc in sorted {
@@ -143,6 +193,15 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
 
     let format = Format::from_path(path).unwrap_or(Format::Binary);
     let mut w = racepred::trace::write::create(path, format)?;
+    // The events' calling contexts, beside the trace (none without calls: no file).
+    let stacks_path = racepred::trace::stacks::sidecar(path);
+    let _ = std::fs::remove_file(&stacks_path);
+    let mut stacks = if calls.is_empty() {
+        None
+    } else {
+        let f = std::io::BufWriter::new(std::fs::File::create(&stacks_path)?);
+        Some(racepred::trace::stacks::StacksWriter::new(f)?)
+    };
 
     // Merge by stamp: a heap of each thread's next record.
     let mut iters: Vec<_> = snaps.iter().map(|s| s.iter().peekable()).collect();
@@ -159,7 +218,11 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         let limit = heap.peek().map_or(u64::MAX, |std::cmp::Reverse((s, _))| *s);
         let t = conv.thread(snaps[i].tid);
         while let Some(r) = iters[i].next_if(|r| r.seq < limit) {
+            let ctx = conv.context(t);
             conv.convert_with(t, r, |ev, names| {
+                if let Some(s) = stacks.as_mut() {
+                    s.event(events, ctx)?;
+                }
                 events += 1;
                 w.write_event(ev, names, &[], None)
             })?;
@@ -169,6 +232,13 @@ fn write_trace(path: &Path) -> racepred::Result<Summary> {
         }
     }
     w.finish()?;
+    if let Some(s) = stacks {
+        let name = |pc: u64| match syms.get(&pc) {
+            Some(n) => n.clone(),
+            None => format!("{:#x}", pc - 1),
+        };
+        s.finish(conv.contexts().map(|frames| frames.into_iter().map(name)))?;
+    }
     Ok(Summary {
         events,
         threads: conv.names.table(NameKind::Thread).len(),
@@ -197,6 +267,7 @@ const FATAL: [libc::c_int; 9] = [
 /// here instead of dying; a stack overflow has no stack left for a handler.
 extern "C" fn on_fatal(sig: libc::c_int) {
     finish();
+    // SAFETY: restores the default action of a valid signal, then raises it.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
@@ -208,6 +279,8 @@ extern "C" fn on_fatal(sig: libc::c_int) {
 /// the trace).
 pub fn install_fatal_handlers() {
     for sig in FATAL {
+        // SAFETY: `sigaction` structures are plain data (all-zero is valid); `on_fatal` has
+        // the handler's signature.
         unsafe {
             let mut old: libc::sigaction = core::mem::zeroed();
             if libc::sigaction(sig, core::ptr::null(), &mut old) != 0

@@ -5,11 +5,14 @@
 //!
 //! - [`access`]: the compiler's memory-access calls (`__tsan_read4` …) → `r` / `w`.
 //! - [`atomics`]: `__tsan_atomic*`, performed here → `vr` / `vw` by memory order.
-//! - [`sync`]: interposed pthread, semaphore, `free` / `realloc` / `operator delete` and
-//!   `_exit` functions → `acq` / `rel`, `fork` / `join`, `vr` / `vw`, writes of freed
+//! - [`sync`]: interposed pthread, semaphore and `free` / `realloc` / `operator delete`
+//!   functions → `acq` / `rel`, `fork` / `join`, `vr` / `vw`, writes of freed
 //!   blocks and retired variables (SSHB §3's accurate
 //!   instrumentation of locks: Kai Stadtmüller, Martin Sulzmann, Peter Thiemann, "Data
 //!   Race Prediction for Inaccurate Traces", ../shared/papers/sshb-inaccurate-traces.txt).
+//! - [`process`]: `fork` (the runtime's locks held around it, the child's trace starting
+//!   at the fork), the `exec` family (the trace written first), `_exit`, `abort`.
+//! - [`real`]: the interposed functions' real definitions, each typed once.
 //! - [`annotations`]: ThreadSanitizer's annotation interface.
 //! - [`buf`]: per-thread buffers stamped from one global sequence; [`finish`] merges them
 //!   at exit, [`convert`] names threads, variables and locks, [`symbols`] names locations
@@ -17,14 +20,35 @@
 //! - [`online`]: `racepred record --online ANALYSIS` — the analysis runs in the program,
 //!   event by event, and its report is written at exit instead of the trace.
 //!
-//! Rules every hook follows: no `malloc`, no lock but an atomic's stripe spin lock, a
-//! per-thread reentrancy flag (a hook reached from inside the runtime, e.g. from a signal
-//! handler or the final merge, only forwards), and no panic (a panic cannot unwind out of
-//! an `extern "C"` function: it aborts the program).
+//! Rules every hook follows:
+//!
+//! - **Reentrancy**: a per-thread flag (`busy`); a hook reached from inside the runtime
+//!   (from a signal handler, from the merge at exit, from `fork`'s atfork handlers) only
+//!   forwards, so no runtime lock is ever taken twice by one thread.
+//! - **Locks**: recording takes no lock per event (per-thread buffers, one atomic stamp);
+//!   the only locks are spin locks: an atomic's stripe lock (around a recorded atomic
+//!   operation) and, online, the analysis lock ([`online`]), always in that order (a hook
+//!   holding the online lock takes no stripe lock). `fork` takes them all in that order.
+//! - **Allocation**: recording a trace never calls `malloc` (buffers are `mmap`ed). Online,
+//!   the analysis allocates under its lock; this is safe because the runtime interposes no
+//!   allocation function but `free` / `realloc` / `delete`, whose hooks record before they
+//!   call the allocator: no thread holds an allocator lock while it waits for the online
+//!   lock, and the holder of the online lock never waits for a hook. (`pthread_create`
+//!   allocates its small start record outside any runtime lock; the merge at exit
+//!   allocates freely, with every hook passing through.)
+//! - **No panic** (a panic cannot unwind out of an `extern "C"` function: it aborts the
+//!   program), but for a broken internal invariant.
+//! - **Unsafe**: every `unsafe` block says why its contract holds (`// SAFETY:`, enforced
+//!   by `clippy::undocumented_unsafe_blocks`), `unsafe fn` bodies too
+//!   (`unsafe_op_in_unsafe_fn`); a thread's buffer is reached through its [`buf::Own`]
+//!   handle, the online state through the guard of its lock, a real function through its
+//!   typed [`real::Real`].
 
 // The unsafe public functions are C entry points (tsan's ABI, POSIX interposers): their
 // contract is the C function's, documented there, not here.
 #![allow(clippy::missing_safety_doc)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod access;
 pub mod annotations;
@@ -33,6 +57,8 @@ pub mod buf;
 pub mod convert;
 pub mod finish;
 pub mod online;
+pub mod process;
+pub mod real;
 pub mod symbols;
 pub mod sync;
 mod tramp;
@@ -45,8 +71,10 @@ use std::sync::atomic::Ordering;
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_init() {
     if finish::INIT_PID.load(Ordering::Relaxed) == 0 {
-        finish::INIT_PID.store(unsafe { libc::getpid() }, Ordering::Relaxed);
-        finish::INIT_PPID.store(unsafe { libc::getppid() }, Ordering::Relaxed);
+        // SAFETY: `getpid` and `getppid` have no precondition.
+        let (pid, ppid) = unsafe { (libc::getpid(), libc::getppid()) };
+        finish::INIT_PID.store(pid, Ordering::Relaxed);
+        finish::INIT_PPID.store(ppid, Ordering::Relaxed);
         // The main thread is `T0`.
         buf::ensure_buf();
         finish::install_fatal_handlers();

@@ -32,6 +32,16 @@
 //! Locations are named by return address while the program runs and symbolised at the end
 //! (two addresses with the same `file:line:col` become one location).
 //!
+//! **The lock and allocation rule.** The analysis's state is reachable only through
+//! `Locked`, the guard of one spin lock, taken per synchronisation event (and per full
+//! batch), never per access. Under it the analysis may allocate (`malloc`; its vectors and
+//! maps grow): this cannot deadlock because no hook waits for the lock while holding an
+//! allocator lock (the runtime interposes only `free` / `realloc` / `delete`, which record
+//! before calling the allocator), because the holder calls no hook (the thread is `busy`:
+//! an interposed call made by the analysis only forwards), and because the lock is taken
+//! after an atomic's stripe lock, never before one. `fork` takes it (after the stripes) so
+//! that the child's copy is free; the child then drops the state unread.
+//!
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -43,7 +53,7 @@ use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
 use racepred::trace::{LocId, NameKind, Names, ThreadId};
 
-use crate::buf::{self, Kind, Rec, SpinGuard, ThreadBuf};
+use crate::buf::{self, Kind, Own, Rec, SpinGuard, ThreadBuf};
 use crate::convert::Converter;
 
 /// Not decided yet / write a trace / analyse online.
@@ -60,8 +70,10 @@ struct State {
     events: u64,
 }
 
+/// The analysis's state: reached only through [`Locked`].
 struct Slot(UnsafeCell<Option<State>>);
-// Only touched under `LOCK`.
+// SAFETY: the state inside is reached only through `Locked`, which holds `LOCK`: one
+// thread at a time.
 unsafe impl Sync for Slot {}
 static STATE: Slot = Slot(UnsafeCell::new(None));
 
@@ -69,11 +81,41 @@ fn lock() -> SpinGuard {
     SpinGuard::lock(&LOCK)
 }
 
+/// The online lock held, and through it the analysis's state, for as long as it is held.
+struct Locked {
+    _hold: SpinGuard,
+}
+
+impl Locked {
+    fn new() -> Locked {
+        Locked { _hold: lock() }
+    }
+}
+
+impl core::ops::Deref for Locked {
+    type Target = Option<State>;
+    fn deref(&self) -> &Option<State> {
+        // SAFETY: `LOCK` is held by this guard: no other reference to the state exists
+        // while the one returned (bounded by the guard's borrow) lives.
+        unsafe { &*STATE.0.get() }
+    }
+}
+
+impl core::ops::DerefMut for Locked {
+    fn deref_mut(&mut self) -> &mut Option<State> {
+        // SAFETY: as for `deref`, and `&mut self` makes this the only one.
+        unsafe { &mut *STATE.0.get() }
+    }
+}
+
 fn getenv(name: &CStr) -> Option<&'static str> {
+    // SAFETY: `name` is a C string; the environment is not modified while the program
+    // runs the runtime's hooks (the runtime never calls `setenv`).
     let p = unsafe { libc::getenv(name.as_ptr()) };
     if p.is_null() {
         return None;
     }
+    // SAFETY: `getenv` returned a C string that lives as long as the environment entry.
     unsafe { CStr::from_ptr(p) }
         .to_str()
         .ok()
@@ -105,7 +147,7 @@ pub const ANALYSES: [AnalysisKind; 3] = [
 #[cold]
 #[inline(never)]
 fn decide() -> u8 {
-    let _g = lock();
+    let mut st = Locked::new();
     let m = MODE.load(Ordering::Relaxed);
     if m != UNDECIDED {
         return m;
@@ -135,13 +177,11 @@ fn decide() -> u8 {
     };
     let analysis =
         create(kind, &opts).unwrap_or_else(|e| buf::die(format!("racepred-rt: {e}\n").as_bytes()));
-    unsafe {
-        *STATE.0.get() = Some(State {
-            conv: Converter::new(),
-            analysis,
-            events: 0,
-        })
-    };
+    *st = Some(State {
+        conv: Converter::new(),
+        analysis,
+        events: 0,
+    });
     MODE.store(ONLINE, Ordering::Release);
     ONLINE
 }
@@ -172,56 +212,76 @@ impl State {
         });
     }
 
-    /// Hands `b`'s pending accesses to the analysis (`own`: called by `b`'s thread, or for a
-    /// thread that has ended; see [`buf::handed_over`]).
+    /// Hands `b`'s pending accesses to the analysis (`own`: as for [`buf::hand_over`]).
+    /// Holding a `&mut State` means holding the online lock ([`Locked`]).
+    ///
+    /// # Safety
+    /// `b` is a registered buffer; `own` only if it is the caller's, or its thread ended.
     unsafe fn drain(&mut self, b: *mut ThreadBuf, own: bool) {
-        let t = self.conv.thread((*b).tid);
-        let recs = buf::pending(b);
-        for r in recs {
-            self.push_as(t, r);
-        }
-        buf::handed_over(b, recs.len(), own);
+        // SAFETY: a registered buffer's `tid` never changes.
+        let t = self.conv.thread(unsafe { (*b).tid });
+        // SAFETY: the online lock is held (we have the state); the caller vouches for `b`
+        // and `own`.
+        unsafe { buf::hand_over(b, own, |r| self.push_as(t, r)) };
     }
 }
 
-fn state<'a>() -> Option<&'a mut State> {
-    unsafe { (*STATE.0.get()).as_mut() }
-}
-
 /// The calling thread's batch of accesses is full: analyse it.
-pub unsafe fn flush(b: *mut ThreadBuf) {
-    let _g = lock();
-    match state() {
-        Some(st) => st.drain(b, true),
-        None => buf::handed_over(b, 0, true),
+pub fn flush(b: &mut Own) {
+    let mut st = Locked::new();
+    match st.as_mut() {
+        // SAFETY: `b` is the caller's own buffer.
+        Some(st) => unsafe { st.drain(b.raw(), true) },
+        // No analysis (it has finished): the batch is dropped.
+        // SAFETY: the online lock is held, and `b` is the caller's own buffer.
+        None => unsafe { buf::hand_over(b.raw(), true, |_| {}) },
     }
 }
 
 /// A synchronisation event (or a free or retirement) of the calling thread: its pending
 /// accesses, then (for a join) the joined thread's last ones or (for a free) every other
 /// thread's pending ones, then the event itself.
-pub unsafe fn sync(b: *mut ThreadBuf, r: Rec) {
-    let _g = lock();
-    let Some(st) = state() else { return };
-    st.drain(b, true);
+pub fn sync(b: &mut Own, r: Rec) {
+    let mut locked = Locked::new();
+    let Some(st) = locked.as_mut() else { return };
+    // SAFETY: `b` is the caller's own buffer.
+    unsafe { st.drain(b.raw(), true) };
     match r.kind() {
         Some(Kind::Join) => {
             // The joined thread has ended: its buffer is still.
-            if let Some(u) = buf::threads().find(|&u| (*u).tid == r.addr as u32) {
-                st.drain(u, true);
+            // SAFETY: registered buffers' `tid`s never change.
+            if let Some(u) = buf::threads().find(|&u| unsafe { (*u).tid } == r.addr as u32) {
+                // SAFETY: a registered buffer whose thread has ended.
+                unsafe { st.drain(u, true) };
             }
         }
         Some(Kind::Free) => {
             // The other threads' pending accesses were made before this free: analysed
             // after it they would be taken for accesses of the reused memory (a missed race
             // between them and the free).
-            for u in buf::threads().filter(|&u| u != b) {
-                st.drain(u, false);
+            for u in buf::threads().filter(|&u| u != b.raw()) {
+                // SAFETY: a registered buffer, not marked as emptied (`own` false).
+                unsafe { st.drain(u, false) };
             }
         }
         _ => {}
     }
-    st.push((*b).tid, &r);
+    st.push(b.tid(), &r);
+}
+
+/// Held across `fork` (after the atomics' stripe locks, the order in which a hook may
+/// nest them), so that no other thread is inside the analysis when the process is copied.
+pub fn lock_for_fork() -> SpinGuard {
+    lock()
+}
+
+/// In a child just forked (the online lock free, no other thread): the analysis state is
+/// the parent's history and is dropped unread (`mem::forget`: its pages stay shared with
+/// the parent, untouched); the child's first event starts a new analysis.
+pub fn restart_in_child() {
+    let mut st = Locked::new();
+    core::mem::forget(st.take());
+    MODE.store(UNDECIDED, Ordering::Release);
 }
 
 /// At exit, in online mode: finishes the analysis and writes its report to `path`; returns
@@ -232,10 +292,12 @@ pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
     }
     // Hooks stopped recording (`FINISHED`); wait for those still inside, then take the
     // state (a thread that fills its batch later hands it to nobody).
-    let _g = lock();
-    let mut st = unsafe { (*STATE.0.get()).take()? };
+    // Held to the end: a thread filling its batch meanwhile finds no analysis and waits.
+    let mut locked = Locked::new();
+    let mut st = locked.take()?;
     // What the threads did since their last synchronisation: mutually unordered, in any order.
     for b in buf::threads() {
+        // SAFETY: a registered buffer, not marked as emptied (`own` false).
         unsafe { st.drain(b, false) };
     }
     let mut report = st.analysis.finish(&st.conv.names);

@@ -26,12 +26,14 @@ unsafe extern "C" fn collect(
     _size: usize,
     data: *mut libc::c_void,
 ) -> libc::c_int {
-    let mods = &mut *(data as *mut Vec<Module>);
-    let info = &*info;
+    // SAFETY: `data` is the `Vec` `symbolise` passed to `dl_iterate_phdr`, borrowed by
+    // no one else during the call; `info` is valid for the call.
+    let (mods, info) = unsafe { (&mut *(data as *mut Vec<Module>), &*info) };
     let name = if info.dlpi_name.is_null() {
         &[][..]
     } else {
-        CStr::from_ptr(info.dlpi_name).to_bytes()
+        // SAFETY: a module's name is a C string.
+        unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes()
     };
     let path = if name.is_empty() {
         // The executable (the first entry) has no name here.
@@ -43,12 +45,14 @@ unsafe extern "C" fn collect(
             Err(_) => return 0,
         }
     } else {
-        PathBuf::from(std::ffi::OsStr::from_encoded_bytes_unchecked(name))
+        // SAFETY: bytes of a C string: any bytes are a Unix `OsStr`.
+        PathBuf::from(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(name) })
     };
     let bias = info.dlpi_addr;
     let mut ranges = Vec::new();
     for i in 0..info.dlpi_phnum as usize {
-        let ph = &*info.dlpi_phdr.add(i);
+        // SAFETY: `dlpi_phdr` holds `dlpi_phnum` program headers.
+        let ph = unsafe { &*info.dlpi_phdr.add(i) };
         if ph.p_type == libc::PT_LOAD {
             let start = bias.wrapping_add(ph.p_vaddr);
             ranges.push((start, start.wrapping_add(ph.p_memsz)));
@@ -61,6 +65,7 @@ unsafe extern "C" fn collect(
 /// Names of the given return addresses (absent: not in any module).
 pub fn symbolise(pcs: impl IntoIterator<Item = u64>) -> FxHashMap<u64, String> {
     let mut mods: Vec<Module> = Vec::new();
+    // SAFETY: `collect` matches the callback type and only uses `data` as the `Vec` given.
     unsafe {
         libc::dl_iterate_phdr(Some(collect), (&mut mods as *mut Vec<Module>).cast());
     }

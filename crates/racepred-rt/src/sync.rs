@@ -1,6 +1,6 @@
 //! Interposed synchronisation: threads, mutexes, rwlocks, spin locks, condition variables,
 //! barriers, semaphores, `pthread_once`, C++ static-initialisation guards, `free` /
-//! `realloc`, and `_exit`.
+//! `realloc` / `operator delete`.
 //!
 //! A program built with `-fsanitize=thread` lists `libtsan.so.2` before `libc.so.6`, so
 //! the loader binds its calls (and libstdc++'s) to these definitions; each finds the real
@@ -20,7 +20,7 @@
 //! | rwlock write lock (all variants) | `acq(rw)`, `vr(rwlock-r:rw)` |
 //! | rwlock read lock (all variants) | `vr(rwlock-w:rw)` |
 //! | rwlock unlock | writer: `vw(rwlock-w:rw)`, `rel(rw)`; reader: `vw(rwlock-r:rw)` |
-//! | cond wait, timedwait, clockwait | `rel(m)`, the real wait, `acq(m)` |
+//! | cond wait, timedwait, clockwait | `rel(m)`, the real wait, `acq(m)` (also when the thread is cancelled in the wait) |
 //! | barrier wait | `vw(barrier:b)` before, `vr(barrier:b)` after |
 //! | `sem_post` | `vw(sem:s)`; `sem_wait` & co: `vr(sem:s)` when it succeeds |
 //! | `pthread_once` | the routine's end `vw(once:o)`; every return `vr(once:o)` |
@@ -37,79 +37,21 @@
 //! too: a `sig`→`wait` edge would hide races after a spurious or timed-out wakeup), a
 //! detach orders nothing, and a thread's end is covered by `pthread_create`'s wrapper.
 
-use core::ffi::{c_int, c_void, CStr};
+use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use libc::pthread_t;
 
-use crate::buf::{self, free_block, ns, push_now, record, retire, with_buf, Kind, FINISHED, TLS};
+use crate::buf::{
+    self, free_block, ns, passthrough, push_now, record, retire, with_buf, Kind, TLS,
+};
+use crate::real::Real;
 use crate::tramp::hook;
 
 unsafe extern "C" {
     fn __libc_free(p: *mut c_void);
     fn __libc_realloc(p: *mut c_void, n: usize) -> *mut c_void;
     fn malloc_usable_size(p: *mut c_void) -> usize;
-}
-
-/// A real function, found on first use.
-pub struct Real {
-    addr: AtomicUsize,
-    name: &'static CStr,
-    version: Option<&'static CStr>,
-}
-
-impl Real {
-    pub const fn new(name: &'static CStr) -> Real {
-        Real {
-            addr: AtomicUsize::new(0),
-            name,
-            version: None,
-        }
-    }
-    pub const fn versioned(name: &'static CStr, version: &'static CStr) -> Real {
-        Real {
-            addr: AtomicUsize::new(0),
-            name,
-            version: Some(version),
-        }
-    }
-    #[inline]
-    pub fn get(&self) -> usize {
-        match self.addr.load(Ordering::Relaxed) {
-            0 => self.resolve(),
-            a => a,
-        }
-    }
-    #[cold]
-    #[inline(never)]
-    fn resolve(&self) -> usize {
-        let p = unsafe {
-            match self.version {
-                Some(v) => libc::dlvsym(libc::RTLD_NEXT, self.name.as_ptr(), v.as_ptr()),
-                None => libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()),
-            }
-        };
-        if p.is_null() {
-            buf::say(b"racepred-rt: cannot find the real ");
-            buf::say(self.name.to_bytes());
-            buf::die(b"\n");
-        }
-        self.addr.store(p as usize, Ordering::Relaxed);
-        p as usize
-    }
-}
-
-/// `real!(NAME: fn(args) -> ret)` = the real function as a typed pointer.
-macro_rules! real {
-    ($slot:ident: fn($($t:ty),*) -> $r:ty) => {
-        core::mem::transmute::<usize, unsafe extern "C" fn($($t),*) -> $r>($slot.get())
-    };
-}
-
-/// Whether the calling thread is inside the runtime (or the trace is being written): then
-/// an interposed call only forwards.
-fn passthrough() -> bool {
-    FINISHED.load(Ordering::Relaxed) || TLS.with(|t| t.busy.get())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -154,6 +96,15 @@ fn register_thread(key: usize, tid: u32) {
     buf::say(b"racepred-rt: thread table full; joins of later threads are not recorded\n");
 }
 
+/// In a child just forked: the parent's threads do not exist here (and thread ids start
+/// again at 0), so the table is emptied.
+pub fn forget_threads() {
+    for (k, t) in KEYS.iter().zip(TIDS.iter()) {
+        k.store(0, Ordering::Relaxed);
+        t.store(0, Ordering::Relaxed);
+    }
+}
+
 fn thread_of(key: usize) -> Option<u32> {
     let mut i = slot_of(key);
     for _ in 0..TABLE {
@@ -166,7 +117,15 @@ fn thread_of(key: usize) -> Option<u32> {
     None
 }
 
-static REAL_CREATE: Real = Real::new(c"pthread_create");
+// SAFETY: the type is the C signature of the function named.
+static REAL_CREATE: Real<
+    unsafe extern "C" fn(
+        *mut pthread_t,
+        *const libc::pthread_attr_t,
+        StartFn,
+        *mut c_void,
+    ) -> c_int,
+> = unsafe { Real::new(c"pthread_create") };
 
 unsafe extern "C" fn create_impl(
     th: *mut pthread_t,
@@ -175,34 +134,45 @@ unsafe extern "C" fn create_impl(
     arg: *mut c_void,
     pc: usize,
 ) -> c_int {
-    let real = real!(REAL_CREATE: fn(*mut pthread_t, *const libc::pthread_attr_t, StartFn, *mut c_void) -> c_int);
+    let real = REAL_CREATE.get();
     if passthrough() {
-        return real(th, attr, f, arg);
+        // SAFETY: the caller's arguments, passed on to the function it meant to call.
+        return unsafe { real(th, attr, f, arg) };
     }
-    let sa = libc::malloc(core::mem::size_of::<StartArg>()) as *mut StartArg;
+    // SAFETY: `malloc` has no precondition.
+    let sa = unsafe { libc::malloc(core::mem::size_of::<StartArg>()) } as *mut StartArg;
     if sa.is_null() {
         return libc::EAGAIN;
     }
     buf::ensure_buf();
     let tid = buf::new_tid();
-    sa.write(StartArg { f, arg, tid });
+    // SAFETY: `sa` is a fresh block of the size and alignment (malloc's) of a `StartArg`.
+    unsafe { sa.write(StartArg { f, arg, tid }) };
     // Before the thread exists, so the fork precedes all its events.
     record(Kind::Fork, ns::MEM, tid as usize, pc);
-    let r = real(th, attr, start_thread, sa.cast());
+    // SAFETY: the caller's arguments, but the start routine and its argument: ours, which
+    // runs the caller's with its argument.
+    let r = unsafe { real(th, attr, start_thread, sa.cast()) };
     if r != 0 {
-        __libc_free(sa.cast());
+        // SAFETY: the block was not handed to a thread: ours to free.
+        unsafe { __libc_free(sa.cast()) };
     }
     r
 }
 hook!("r8", fn pthread_create(th: *mut pthread_t, attr: *const libc::pthread_attr_t, f: StartFn, arg: *mut c_void) -> c_int => create_impl);
 
 extern "C" fn start_thread(sa: *mut c_void) -> *mut c_void {
+    // SAFETY: `sa` is the `StartArg` `create_impl` wrote and handed to this thread alone.
     let StartArg { f, arg, tid } = unsafe { sa.cast::<StartArg>().read() };
+    // SAFETY: read out above, and malloc's: freed once, here.
     unsafe { __libc_free(sa) };
     TLS.with(|t| buf::create_buf(t, tid));
+    // SAFETY: `pthread_self` has no precondition.
     register_thread(unsafe { libc::pthread_self() } as usize, tid);
     // A stack (and static TLS block) of an ended thread may be reused: its addresses are
     // new variables for this thread.
+    // SAFETY: `attr` is plain data initialised by `pthread_getattr_np` before use and
+    // destroyed once; `lo` and `size` are valid out-parameters.
     unsafe {
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
@@ -226,24 +196,30 @@ fn joined(th: pthread_t, r: c_int, pc: usize) -> c_int {
     r
 }
 
-static REAL_JOIN: Real = Real::new(c"pthread_join");
-static REAL_TRYJOIN: Real = Real::new(c"pthread_tryjoin_np");
-static REAL_TIMEDJOIN: Real = Real::new(c"pthread_timedjoin_np");
-static REAL_CLOCKJOIN: Real = Real::new(c"pthread_clockjoin_np");
+// SAFETY: the type is the C signature of the function named.
+static REAL_JOIN: Real<unsafe extern "C" fn(pthread_t, *mut *mut c_void) -> c_int> =
+    unsafe { Real::new(c"pthread_join") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_TRYJOIN: Real<unsafe extern "C" fn(pthread_t, *mut *mut c_void) -> c_int> =
+    unsafe { Real::new(c"pthread_tryjoin_np") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_TIMEDJOIN: Real<
+    unsafe extern "C" fn(pthread_t, *mut *mut c_void, *const libc::timespec) -> c_int,
+> = unsafe { Real::new(c"pthread_timedjoin_np") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_CLOCKJOIN: Real<
+    unsafe extern "C" fn(pthread_t, *mut *mut c_void, c_int, *const libc::timespec) -> c_int,
+> = unsafe { Real::new(c"pthread_clockjoin_np") };
 
 unsafe extern "C" fn join_impl(th: pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
-    joined(
-        th,
-        real!(REAL_JOIN: fn(pthread_t, *mut *mut c_void) -> c_int)(th, ret),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_JOIN.get()(th, ret) };
+    joined(th, r, pc)
 }
 unsafe extern "C" fn tryjoin_impl(th: pthread_t, ret: *mut *mut c_void, pc: usize) -> c_int {
-    joined(
-        th,
-        real!(REAL_TRYJOIN: fn(pthread_t, *mut *mut c_void) -> c_int)(th, ret),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TRYJOIN.get()(th, ret) };
+    joined(th, r, pc)
 }
 unsafe extern "C" fn timedjoin_impl(
     th: pthread_t,
@@ -251,13 +227,9 @@ unsafe extern "C" fn timedjoin_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
-    joined(
-        th,
-        real!(REAL_TIMEDJOIN: fn(pthread_t, *mut *mut c_void, *const libc::timespec) -> c_int)(
-            th, ret, t,
-        ),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TIMEDJOIN.get()(th, ret, t) };
+    joined(th, r, pc)
 }
 unsafe extern "C" fn clockjoin_impl(
     th: pthread_t,
@@ -266,13 +238,9 @@ unsafe extern "C" fn clockjoin_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
-    joined(
-        th,
-        real!(REAL_CLOCKJOIN: fn(pthread_t, *mut *mut c_void, c_int, *const libc::timespec) -> c_int)(
-            th, ret, clk, t,
-        ),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_CLOCKJOIN.get()(th, ret, clk, t) };
+    joined(th, r, pc)
 }
 hook!("rdx", fn pthread_join(th: pthread_t, ret: *mut *mut c_void) -> c_int => join_impl);
 hook!("rdx", fn pthread_tryjoin_np(th: pthread_t, ret: *mut *mut c_void) -> c_int => tryjoin_impl);
@@ -291,38 +259,49 @@ fn acquired(m: usize, r: c_int, pc: usize) -> c_int {
     r
 }
 
-static REAL_MUTEX_LOCK: Real = Real::new(c"pthread_mutex_lock");
-static REAL_MUTEX_TRYLOCK: Real = Real::new(c"pthread_mutex_trylock");
-static REAL_MUTEX_TIMEDLOCK: Real = Real::new(c"pthread_mutex_timedlock");
-static REAL_MUTEX_CLOCKLOCK: Real = Real::new(c"pthread_mutex_clocklock");
-static REAL_MUTEX_UNLOCK: Real = Real::new(c"pthread_mutex_unlock");
-static REAL_SPIN_LOCK: Real = Real::new(c"pthread_spin_lock");
-static REAL_SPIN_TRYLOCK: Real = Real::new(c"pthread_spin_trylock");
-static REAL_SPIN_UNLOCK: Real = Real::new(c"pthread_spin_unlock");
+// SAFETY: the type is the C signature of the function named.
+static REAL_MUTEX_LOCK: Real<unsafe extern "C" fn(Mutex) -> c_int> =
+    unsafe { Real::new(c"pthread_mutex_lock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_MUTEX_TRYLOCK: Real<unsafe extern "C" fn(Mutex) -> c_int> =
+    unsafe { Real::new(c"pthread_mutex_trylock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_MUTEX_TIMEDLOCK: Real<unsafe extern "C" fn(Mutex, *const libc::timespec) -> c_int> =
+    unsafe { Real::new(c"pthread_mutex_timedlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_MUTEX_CLOCKLOCK: Real<
+    unsafe extern "C" fn(Mutex, c_int, *const libc::timespec) -> c_int,
+> = unsafe { Real::new(c"pthread_mutex_clocklock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_MUTEX_UNLOCK: Real<unsafe extern "C" fn(Mutex) -> c_int> =
+    unsafe { Real::new(c"pthread_mutex_unlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SPIN_LOCK: Real<unsafe extern "C" fn(Spin) -> c_int> =
+    unsafe { Real::new(c"pthread_spin_lock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SPIN_TRYLOCK: Real<unsafe extern "C" fn(Spin) -> c_int> =
+    unsafe { Real::new(c"pthread_spin_trylock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SPIN_UNLOCK: Real<unsafe extern "C" fn(Spin) -> c_int> =
+    unsafe { Real::new(c"pthread_spin_unlock") };
 
 type Mutex = *mut libc::pthread_mutex_t;
 type Spin = *mut libc::pthread_spinlock_t;
 
 unsafe extern "C" fn mutex_lock_impl(m: Mutex, pc: usize) -> c_int {
-    acquired(
-        m as usize,
-        real!(REAL_MUTEX_LOCK: fn(Mutex) -> c_int)(m),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_LOCK.get()(m) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_trylock_impl(m: Mutex, pc: usize) -> c_int {
-    acquired(
-        m as usize,
-        real!(REAL_MUTEX_TRYLOCK: fn(Mutex) -> c_int)(m),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_TRYLOCK.get()(m) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_timedlock_impl(m: Mutex, t: *const libc::timespec, pc: usize) -> c_int {
-    acquired(
-        m as usize,
-        real!(REAL_MUTEX_TIMEDLOCK: fn(Mutex, *const libc::timespec) -> c_int)(m, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_TIMEDLOCK.get()(m, t) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_clocklock_impl(
     m: Mutex,
@@ -330,15 +309,14 @@ unsafe extern "C" fn mutex_clocklock_impl(
     t: *const libc::timespec,
     pc: usize,
 ) -> c_int {
-    acquired(
-        m as usize,
-        real!(REAL_MUTEX_CLOCKLOCK: fn(Mutex, c_int, *const libc::timespec) -> c_int)(m, clk, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_MUTEX_CLOCKLOCK.get()(m, clk, t) };
+    acquired(m as usize, r, pc)
 }
 unsafe extern "C" fn mutex_unlock_impl(m: Mutex, pc: usize) -> c_int {
     record(Kind::Release, ns::MEM, m as usize, pc);
-    real!(REAL_MUTEX_UNLOCK: fn(Mutex) -> c_int)(m)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_MUTEX_UNLOCK.get()(m) }
 }
 hook!("rsi", fn pthread_mutex_lock(m: Mutex) -> c_int => mutex_lock_impl);
 hook!("rsi", fn pthread_mutex_trylock(m: Mutex) -> c_int => mutex_trylock_impl);
@@ -347,18 +325,19 @@ hook!("rcx", fn pthread_mutex_clocklock(m: Mutex, clk: c_int, t: *const libc::ti
 hook!("rsi", fn pthread_mutex_unlock(m: Mutex) -> c_int => mutex_unlock_impl);
 
 unsafe extern "C" fn spin_lock_impl(s: Spin, pc: usize) -> c_int {
-    acquired(s as usize, real!(REAL_SPIN_LOCK: fn(Spin) -> c_int)(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SPIN_LOCK.get()(s) };
+    acquired(s as usize, r, pc)
 }
 unsafe extern "C" fn spin_trylock_impl(s: Spin, pc: usize) -> c_int {
-    acquired(
-        s as usize,
-        real!(REAL_SPIN_TRYLOCK: fn(Spin) -> c_int)(s),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SPIN_TRYLOCK.get()(s) };
+    acquired(s as usize, r, pc)
 }
 unsafe extern "C" fn spin_unlock_impl(s: Spin, pc: usize) -> c_int {
     record(Kind::Release, ns::MEM, s as usize, pc);
-    real!(REAL_SPIN_UNLOCK: fn(Spin) -> c_int)(s)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_SPIN_UNLOCK.get()(s) }
 }
 hook!("rsi", fn pthread_spin_lock(s: Spin) -> c_int => spin_lock_impl);
 hook!("rsi", fn pthread_spin_trylock(s: Spin) -> c_int => spin_trylock_impl);
@@ -375,17 +354,17 @@ pub fn read_locked(rw: usize, pc: usize) {
 
 /// A write lock of `rw` is held: a lock acquire that also sees every reader unlock.
 pub fn write_locked(rw: usize, pc: usize) {
-    with_buf(|b| unsafe {
+    with_buf(|b| {
         push_now(b, Kind::Acquire, ns::MEM, rw, pc);
         push_now(b, Kind::VRead, ns::RW_R, rw, pc);
-        (*b).push_write_held(rw);
+        b.state().push_write_held(rw);
     });
 }
 
 /// `rw` is about to be unlocked by this thread, as a writer if it holds it so.
 pub fn unlocking(rw: usize, pc: usize) {
-    with_buf(|b| unsafe {
-        if (*b).take_write_held(rw) {
+    with_buf(|b| {
+        if b.state().take_write_held(rw) {
             push_now(b, Kind::VWrite, ns::RW_W, rw, pc);
             push_now(b, Kind::Release, ns::MEM, rw, pc);
         } else {
@@ -397,15 +376,33 @@ pub fn unlocking(rw: usize, pc: usize) {
 type RwLock = *mut libc::pthread_rwlock_t;
 type Ts = *const libc::timespec;
 
-static REAL_RDLOCK: Real = Real::new(c"pthread_rwlock_rdlock");
-static REAL_TRYRDLOCK: Real = Real::new(c"pthread_rwlock_tryrdlock");
-static REAL_TIMEDRDLOCK: Real = Real::new(c"pthread_rwlock_timedrdlock");
-static REAL_CLOCKRDLOCK: Real = Real::new(c"pthread_rwlock_clockrdlock");
-static REAL_WRLOCK: Real = Real::new(c"pthread_rwlock_wrlock");
-static REAL_TRYWRLOCK: Real = Real::new(c"pthread_rwlock_trywrlock");
-static REAL_TIMEDWRLOCK: Real = Real::new(c"pthread_rwlock_timedwrlock");
-static REAL_CLOCKWRLOCK: Real = Real::new(c"pthread_rwlock_clockwrlock");
-static REAL_RWUNLOCK: Real = Real::new(c"pthread_rwlock_unlock");
+// SAFETY: the type is the C signature of the function named.
+static REAL_RDLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_rdlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_TRYRDLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_tryrdlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_TIMEDRDLOCK: Real<unsafe extern "C" fn(RwLock, Ts) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_timedrdlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_CLOCKRDLOCK: Real<unsafe extern "C" fn(RwLock, c_int, Ts) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_clockrdlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_WRLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_wrlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_TRYWRLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_trywrlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_TIMEDWRLOCK: Real<unsafe extern "C" fn(RwLock, Ts) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_timedwrlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_CLOCKWRLOCK: Real<unsafe extern "C" fn(RwLock, c_int, Ts) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_clockwrlock") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_RWUNLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
+    unsafe { Real::new(c"pthread_rwlock_unlock") };
 
 fn rd(rw: RwLock, r: c_int, pc: usize) -> c_int {
     if r == 0 {
@@ -421,48 +418,49 @@ fn wr(rw: RwLock, r: c_int, pc: usize) -> c_int {
 }
 
 unsafe extern "C" fn rdlock_impl(rw: RwLock, pc: usize) -> c_int {
-    rd(rw, real!(REAL_RDLOCK: fn(RwLock) -> c_int)(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_RDLOCK.get()(rw) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn tryrdlock_impl(rw: RwLock, pc: usize) -> c_int {
-    rd(rw, real!(REAL_TRYRDLOCK: fn(RwLock) -> c_int)(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TRYRDLOCK.get()(rw) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn timedrdlock_impl(rw: RwLock, t: Ts, pc: usize) -> c_int {
-    rd(
-        rw,
-        real!(REAL_TIMEDRDLOCK: fn(RwLock, Ts) -> c_int)(rw, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TIMEDRDLOCK.get()(rw, t) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn clockrdlock_impl(rw: RwLock, clk: c_int, t: Ts, pc: usize) -> c_int {
-    rd(
-        rw,
-        real!(REAL_CLOCKRDLOCK: fn(RwLock, c_int, Ts) -> c_int)(rw, clk, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_CLOCKRDLOCK.get()(rw, clk, t) };
+    rd(rw, r, pc)
 }
 unsafe extern "C" fn wrlock_impl(rw: RwLock, pc: usize) -> c_int {
-    wr(rw, real!(REAL_WRLOCK: fn(RwLock) -> c_int)(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_WRLOCK.get()(rw) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn trywrlock_impl(rw: RwLock, pc: usize) -> c_int {
-    wr(rw, real!(REAL_TRYWRLOCK: fn(RwLock) -> c_int)(rw), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TRYWRLOCK.get()(rw) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn timedwrlock_impl(rw: RwLock, t: Ts, pc: usize) -> c_int {
-    wr(
-        rw,
-        real!(REAL_TIMEDWRLOCK: fn(RwLock, Ts) -> c_int)(rw, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_TIMEDWRLOCK.get()(rw, t) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn clockwrlock_impl(rw: RwLock, clk: c_int, t: Ts, pc: usize) -> c_int {
-    wr(
-        rw,
-        real!(REAL_CLOCKWRLOCK: fn(RwLock, c_int, Ts) -> c_int)(rw, clk, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_CLOCKWRLOCK.get()(rw, clk, t) };
+    wr(rw, r, pc)
 }
 unsafe extern "C" fn rwunlock_impl(rw: RwLock, pc: usize) -> c_int {
     unlocking(rw as usize, pc);
-    real!(REAL_RWUNLOCK: fn(RwLock) -> c_int)(rw)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_RWUNLOCK.get()(rw) }
 }
 hook!("rsi", fn pthread_rwlock_rdlock(rw: RwLock) -> c_int => rdlock_impl);
 hook!("rsi", fn pthread_rwlock_tryrdlock(rw: RwLock) -> c_int => tryrdlock_impl);
@@ -480,27 +478,96 @@ hook!("rsi", fn pthread_rwlock_unlock(rw: RwLock) -> c_int => rwunlock_impl);
 
 type Cond = *mut libc::pthread_cond_t;
 
-static REAL_COND_WAIT: Real = Real::versioned(c"pthread_cond_wait", c"GLIBC_2.3.2");
-static REAL_COND_TIMEDWAIT: Real = Real::versioned(c"pthread_cond_timedwait", c"GLIBC_2.3.2");
-static REAL_COND_CLOCKWAIT: Real = Real::new(c"pthread_cond_clockwait");
+// SAFETY: the type is the C signature of the function named.
+static REAL_COND_WAIT: Real<unsafe extern "C" fn(Cond, Mutex) -> c_int> =
+    unsafe { Real::versioned(c"pthread_cond_wait", c"GLIBC_2.3.2") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_COND_TIMEDWAIT: Real<unsafe extern "C" fn(Cond, Mutex, Ts) -> c_int> =
+    unsafe { Real::versioned(c"pthread_cond_timedwait", c"GLIBC_2.3.2") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_COND_CLOCKWAIT: Real<unsafe extern "C" fn(Cond, Mutex, c_int, Ts) -> c_int> =
+    unsafe { Real::new(c"pthread_cond_clockwait") };
+
+/// glibc's cleanup record (`struct _pthread_cleanup_buffer`, `<pthread.h>`).
+#[repr(C)]
+struct CleanupBuffer {
+    routine: Option<unsafe extern "C" fn(*mut c_void)>,
+    arg: *mut c_void,
+    canceltype: c_int,
+    prev: *mut CleanupBuffer,
+}
+
+unsafe extern "C" {
+    // glibc's functions behind `pthread_cleanup_push` / `_pop` without exceptions: the
+    // handlers run when a cancellation unwinds past the frame that pushed them.
+    fn _pthread_cleanup_push(
+        buf: *mut CleanupBuffer,
+        routine: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+    );
+    fn _pthread_cleanup_pop(buf: *mut CleanupBuffer, execute: c_int);
+}
+
+/// The mutex a condition wait re-acquires, and where.
+struct Rewait {
+    m: usize,
+    pc: usize,
+}
+
+/// A cancelled condition wait re-acquires its mutex before the thread's cleanup handlers
+/// run (which usually unlock it): record the `acq` there too.
+unsafe extern "C" fn reacquired_on_cancel(arg: *mut c_void) {
+    // SAFETY: `arg` is the `Rewait` of the `wait` frame being unwound, still alive.
+    let r = unsafe { &*arg.cast::<Rewait>() };
+    record(Kind::Acquire, ns::MEM, r.m, r.pc);
+}
+
+/// A condition wait on `m`: `rel(m)`, the wait (`wait`), `acq(m)` — also when the wait is
+/// a cancellation point that the thread is cancelled at (a cleanup handler records the
+/// `acq`, so the cleanup's unlock is well-formed).
+///
+/// This frame must own nothing with a destructor: a cancellation unwinds through it as
+/// through a C frame.
+#[inline(always)]
+fn cond_wait_with(m: Mutex, pc: usize, wait: impl FnOnce() -> c_int) -> c_int {
+    record(Kind::Release, ns::MEM, m as usize, pc);
+    let mut rewait = Rewait { m: m as usize, pc };
+    let mut cleanup = CleanupBuffer {
+        routine: None,
+        arg: core::ptr::null_mut(),
+        canceltype: 0,
+        prev: core::ptr::null_mut(),
+    };
+    // SAFETY: `cleanup` and `rewait` live until the matching pop below, or until a
+    // cancellation unwinds this frame, which runs the handler first.
+    unsafe {
+        _pthread_cleanup_push(
+            &mut cleanup,
+            reacquired_on_cancel,
+            (&mut rewait as *mut Rewait).cast(),
+        )
+    };
+    let r = wait();
+    // SAFETY: pops the record pushed above (not running it).
+    unsafe { _pthread_cleanup_pop(&mut cleanup, 0) };
+    record(Kind::Acquire, ns::MEM, m as usize, pc);
+    r
+}
 
 unsafe extern "C" fn cond_wait_impl(c: Cond, m: Mutex, pc: usize) -> c_int {
-    record(Kind::Release, ns::MEM, m as usize, pc);
-    let r = real!(REAL_COND_WAIT: fn(Cond, Mutex) -> c_int)(c, m);
-    record(Kind::Acquire, ns::MEM, m as usize, pc);
-    r
+    // SAFETY: the caller's arguments.
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    cond_wait_with(m, pc, || unsafe { REAL_COND_WAIT.get()(c, m) })
 }
 unsafe extern "C" fn cond_timedwait_impl(c: Cond, m: Mutex, t: Ts, pc: usize) -> c_int {
-    record(Kind::Release, ns::MEM, m as usize, pc);
-    let r = real!(REAL_COND_TIMEDWAIT: fn(Cond, Mutex, Ts) -> c_int)(c, m, t);
-    record(Kind::Acquire, ns::MEM, m as usize, pc);
-    r
+    // SAFETY: the caller's arguments.
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    cond_wait_with(m, pc, || unsafe { REAL_COND_TIMEDWAIT.get()(c, m, t) })
 }
 unsafe extern "C" fn cond_clockwait_impl(c: Cond, m: Mutex, clk: c_int, t: Ts, pc: usize) -> c_int {
-    record(Kind::Release, ns::MEM, m as usize, pc);
-    let r = real!(REAL_COND_CLOCKWAIT: fn(Cond, Mutex, c_int, Ts) -> c_int)(c, m, clk, t);
-    record(Kind::Acquire, ns::MEM, m as usize, pc);
-    r
+    // SAFETY: the caller's arguments.
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    cond_wait_with(m, pc, || unsafe { REAL_COND_CLOCKWAIT.get()(c, m, clk, t) })
 }
 hook!("rdx", fn pthread_cond_wait(c: Cond, m: Mutex) -> c_int => cond_wait_impl);
 hook!("rcx", fn pthread_cond_timedwait(c: Cond, m: Mutex, t: Ts) -> c_int => cond_timedwait_impl);
@@ -514,10 +581,12 @@ hook!("r8", fn pthread_cond_clockwait(c: Cond, m: Mutex, clk: c_int, t: Ts) -> c
 // `realpath` rejects a null buffer …). These definitions forward to the current ones.
 macro_rules! forward {
     ($($slot:ident = $real:expr; fn $name:ident($($a:ident: $t:ty),*) -> $r:ty;)*) => {$(
-        static $slot: Real = $real;
+        // SAFETY: the type is the C signature of the function named.
+        static $slot: Real<unsafe extern "C" fn($($t),*) -> $r> = unsafe { $real };
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $r {
-            real!($slot: fn($($t),*) -> $r)($($a),*)
+            // SAFETY: the caller's arguments, passed on to the function it meant to call.
+            unsafe { $slot.get()($($a),*) }
         }
     )*};
 }
@@ -554,17 +623,30 @@ forward! {
 type Barrier = *mut libc::pthread_barrier_t;
 type Sem = *mut libc::sem_t;
 
-static REAL_BARRIER_WAIT: Real = Real::new(c"pthread_barrier_wait");
-static REAL_SEM_WAIT: Real = Real::new(c"sem_wait");
-static REAL_SEM_TRYWAIT: Real = Real::new(c"sem_trywait");
-static REAL_SEM_TIMEDWAIT: Real = Real::new(c"sem_timedwait");
-static REAL_SEM_CLOCKWAIT: Real = Real::new(c"sem_clockwait");
-static REAL_SEM_POST: Real = Real::new(c"sem_post");
-static REAL_ONCE: Real = Real::new(c"pthread_once");
+// SAFETY: the type is the C signature of the function named.
+static REAL_BARRIER_WAIT: Real<unsafe extern "C" fn(Barrier) -> c_int> =
+    unsafe { Real::new(c"pthread_barrier_wait") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SEM_WAIT: Real<unsafe extern "C" fn(Sem) -> c_int> = unsafe { Real::new(c"sem_wait") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SEM_TRYWAIT: Real<unsafe extern "C" fn(Sem) -> c_int> =
+    unsafe { Real::new(c"sem_trywait") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SEM_TIMEDWAIT: Real<unsafe extern "C" fn(Sem, Ts) -> c_int> =
+    unsafe { Real::new(c"sem_timedwait") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SEM_CLOCKWAIT: Real<unsafe extern "C" fn(Sem, c_int, Ts) -> c_int> =
+    unsafe { Real::new(c"sem_clockwait") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_SEM_POST: Real<unsafe extern "C" fn(Sem) -> c_int> = unsafe { Real::new(c"sem_post") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_ONCE: Real<unsafe extern "C" fn(Once, extern "C" fn()) -> c_int> =
+    unsafe { Real::new(c"pthread_once") };
 
 unsafe extern "C" fn barrier_wait_impl(b: Barrier, pc: usize) -> c_int {
     record(Kind::VWrite, ns::BARRIER, b as usize, pc);
-    let r = real!(REAL_BARRIER_WAIT: fn(Barrier) -> c_int)(b);
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_BARRIER_WAIT.get()(b) };
     if r == 0 || r == libc::PTHREAD_BARRIER_SERIAL_THREAD {
         record(Kind::VRead, ns::BARRIER, b as usize, pc);
     }
@@ -579,24 +661,29 @@ fn sem_done(s: Sem, r: c_int, pc: usize) -> c_int {
     r
 }
 unsafe extern "C" fn sem_wait_impl(s: Sem, pc: usize) -> c_int {
-    sem_done(s, real!(REAL_SEM_WAIT: fn(Sem) -> c_int)(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_WAIT.get()(s) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_trywait_impl(s: Sem, pc: usize) -> c_int {
-    sem_done(s, real!(REAL_SEM_TRYWAIT: fn(Sem) -> c_int)(s), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_TRYWAIT.get()(s) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_timedwait_impl(s: Sem, t: Ts, pc: usize) -> c_int {
-    sem_done(s, real!(REAL_SEM_TIMEDWAIT: fn(Sem, Ts) -> c_int)(s, t), pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_TIMEDWAIT.get()(s, t) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_clockwait_impl(s: Sem, clk: c_int, t: Ts, pc: usize) -> c_int {
-    sem_done(
-        s,
-        real!(REAL_SEM_CLOCKWAIT: fn(Sem, c_int, Ts) -> c_int)(s, clk, t),
-        pc,
-    )
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_SEM_CLOCKWAIT.get()(s, clk, t) };
+    sem_done(s, r, pc)
 }
 unsafe extern "C" fn sem_post_impl(s: Sem, pc: usize) -> c_int {
     record(Kind::VWrite, ns::SEM, s as usize, pc);
-    real!(REAL_SEM_POST: fn(Sem) -> c_int)(s)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_SEM_POST.get()(s) }
 }
 hook!("rsi", fn sem_wait(s: Sem) -> c_int => sem_wait_impl);
 hook!("rsi", fn sem_trywait(s: Sem) -> c_int => sem_trywait_impl);
@@ -610,25 +697,28 @@ type Once = *mut libc::pthread_once_t;
 /// a once routine takes no argument), then publishes its effects.
 extern "C" fn once_trampoline() {
     let (f, ctl, pc) = TLS.with(|t| (t.once_routine.get(), t.once_control.get(), t.once_pc.get()));
-    let f: extern "C" fn() = unsafe { core::mem::transmute::<usize, extern "C" fn()>(f) };
-    f();
+    if let Some(f) = f {
+        f();
+    }
     record(Kind::VWrite, ns::ONCE, ctl, pc);
 }
 
 unsafe extern "C" fn once_impl(ctl: Once, f: extern "C" fn(), pc: usize) -> c_int {
-    let real = real!(REAL_ONCE: fn(Once, extern "C" fn()) -> c_int);
+    let real = REAL_ONCE.get();
     if passthrough() {
-        return real(ctl, f);
+        // SAFETY: the caller's arguments, passed on to the function it meant to call.
+        return unsafe { real(ctl, f) };
     }
     // Nested `pthread_once` calls (a routine calling another) restore the outer state.
     let saved = TLS.with(|t| {
         let s = (t.once_routine.get(), t.once_control.get(), t.once_pc.get());
-        t.once_routine.set(f as usize);
+        t.once_routine.set(Some(f));
         t.once_control.set(ctl as usize);
         t.once_pc.set(pc);
         s
     });
-    let r = real(ctl, once_trampoline);
+    // SAFETY: the caller's control; the routine is ours, which runs the caller's.
+    let r = unsafe { real(ctl, once_trampoline) };
     TLS.with(|t| {
         t.once_routine.set(saved.0);
         t.once_control.set(saved.1);
@@ -644,11 +734,16 @@ hook!("rdx", fn pthread_once(ctl: Once, f: extern "C" fn()) -> c_int => once_imp
 // C++ function-local statics: the compiler's inline check of the guard byte is an
 // instrumented acquire load (`vr(g)`); the guard is set inside libstdc++ (not
 // instrumented), so its release is recorded here.
-static REAL_GUARD_ACQUIRE: Real = Real::new(c"__cxa_guard_acquire");
-static REAL_GUARD_RELEASE: Real = Real::new(c"__cxa_guard_release");
+// SAFETY: the type is the C signature of the function named.
+static REAL_GUARD_ACQUIRE: Real<unsafe extern "C" fn(*mut u64) -> c_int> =
+    unsafe { Real::new(c"__cxa_guard_acquire") };
+// SAFETY: the type is the C signature of the function named.
+static REAL_GUARD_RELEASE: Real<unsafe extern "C" fn(*mut u64)> =
+    unsafe { Real::new(c"__cxa_guard_release") };
 
 unsafe extern "C" fn guard_acquire_impl(g: *mut u64, pc: usize) -> c_int {
-    let r = real!(REAL_GUARD_ACQUIRE: fn(*mut u64) -> c_int)(g);
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_GUARD_ACQUIRE.get()(g) };
     if r == 0 {
         // Already initialised: this thread sees the initialiser's writes.
         record(Kind::VRead, ns::MEM, g as usize, pc);
@@ -657,7 +752,8 @@ unsafe extern "C" fn guard_acquire_impl(g: *mut u64, pc: usize) -> c_int {
 }
 unsafe extern "C" fn guard_release_impl(g: *mut u64, pc: usize) {
     record(Kind::VWrite, ns::MEM, g as usize, pc);
-    real!(REAL_GUARD_RELEASE: fn(*mut u64) -> ())(g)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { REAL_GUARD_RELEASE.get()(g) }
 }
 hook!("rsi", fn __cxa_guard_acquire(g: *mut u64) -> c_int => guard_acquire_impl);
 hook!("rsi", fn __cxa_guard_release(g: *mut u64) => guard_release_impl);
@@ -672,9 +768,11 @@ hook!("rsi", fn __cxa_guard_release(g: *mut u64) => guard_release_impl);
 /// be reused). `__libc_free` is glibc's public name of its allocator's `free`.
 unsafe extern "C" fn free_impl(p: *mut c_void, pc: usize) {
     if !p.is_null() {
-        free_block(p as usize, malloc_usable_size(p), pc);
+        // SAFETY: `p` is a live block of malloc's (the caller frees it).
+        free_block(p as usize, unsafe { malloc_usable_size(p) }, pc);
     }
-    __libc_free(p)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { __libc_free(p) }
 }
 hook!("rsi", fn free(p: *mut c_void) => free_impl);
 
@@ -683,9 +781,11 @@ hook!("rsi", fn free(p: *mut c_void) => free_impl);
 /// across the `realloc`, never a false one). `realloc(p, 0)` frees too.
 unsafe extern "C" fn realloc_impl(p: *mut c_void, n: usize, pc: usize) -> *mut c_void {
     if !p.is_null() {
-        free_block(p as usize, malloc_usable_size(p), pc);
+        // SAFETY: `p` is a live block of malloc's (the caller reallocates it).
+        free_block(p as usize, unsafe { malloc_usable_size(p) }, pc);
     }
-    __libc_realloc(p, n)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { __libc_realloc(p, n) }
 }
 hook!("rdx", fn realloc(p: *mut c_void, n: usize) -> *mut c_void => realloc_impl);
 
@@ -693,37 +793,10 @@ hook!("rdx", fn realloc(p: *mut c_void, n: usize) -> *mut c_void => realloc_impl
 /// expression (libstdc++'s own `free` call would name a line inside libstdc++), then the
 /// block goes straight back to the allocator as libstdc++'s `operator delete` does.
 unsafe extern "C" fn delete_sized_impl(p: *mut c_void, _size: usize, pc: usize) {
-    free_impl(p, pc)
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    unsafe { free_impl(p, pc) }
 }
 hook!("rsi", fn _ZdlPv(p: *mut c_void) => free_impl);
 hook!("rsi", fn _ZdaPv(p: *mut c_void) => free_impl);
 hook!("rdx", fn _ZdlPvm(p: *mut c_void, size: usize) => delete_sized_impl);
 hook!("rdx", fn _ZdaPvm(p: *mut c_void, size: usize) => delete_sized_impl);
-
-// ---------------------------------------------------------------------------------------
-// Process end
-// ---------------------------------------------------------------------------------------
-
-static REAL_EXIT: Real = Real::new(c"_exit");
-static REAL_ABORT: Real = Real::new(c"abort");
-
-/// `_exit` skips `atexit` handlers and destructors: write the trace first.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn _exit(status: c_int) -> ! {
-    crate::finish::finish();
-    real!(REAL_EXIT: fn(c_int) -> !)(status)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
-    crate::finish::finish();
-    real!(REAL_EXIT: fn(c_int) -> !)(status)
-}
-
-/// A direct call of `abort` (glibc's `assert` calls its internal one, not this): write the
-/// trace, then abort.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn abort() -> ! {
-    crate::finish::finish();
-    real!(REAL_ABORT: fn() -> !)()
-}

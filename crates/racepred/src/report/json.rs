@@ -32,6 +32,9 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
     let with_sources = ctx.locations.is_some();
     let source = |l| -> Value { locs.source(l).map_or(Value::Null, Value::from) };
     let line = |i| -> Option<Value> { ctx.lines.line(i).map(Value::from) };
+    // An event's call sites, when the trace's calling contexts are known.
+    let stack =
+        |i: u64| -> Option<Value> { ctx.stacks.map(|_| Value::from(ctx.stack(i).to_vec())) };
     let pairs: Vec<Value> = r
         .pairs
         .iter()
@@ -58,6 +61,10 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
                 o.insert("first_source".into(), source(p.first_event.loc));
                 o.insert("second_source".into(), source(p.second_event.loc));
             }
+            if let (Some(a), Some(b)) = (stack(p.first), stack(p.second)) {
+                o.insert("first_stack".into(), a);
+                o.insert("second_stack".into(), b);
+            }
             Value::Object(o)
         })
         .collect();
@@ -83,6 +90,10 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
                 v["first_line"] = a;
                 v["second_line"] = b;
             }
+            if let (Some(a), Some(b)) = (stack(p.first), stack(p.second)) {
+                v["first_stack"] = a;
+                v["second_stack"] = b;
+            }
             v
         })
         .collect();
@@ -102,6 +113,9 @@ pub fn report_json(report: &RaceReport, ctx: &ReportContext<'_>) -> Value {
             }
             if let Some(l) = line(*first) {
                 v["line"] = l;
+            }
+            if let Some(s) = stack(*first) {
+                v["stack"] = s;
             }
             v
         })

@@ -414,6 +414,9 @@ pub struct ReportContext<'a> {
     pub source_root: Option<&'a std::path::Path>,
     /// SARIF: the files under `source_root`, to complete bare file names to their paths.
     pub source_index: Option<&'a SourceIndex>,
+    /// The calling contexts of the trace's events (`TRACE.stacks`, written by `racepred
+    /// record`): each shown access's call sites.
+    pub stacks: Option<&'a crate::trace::stacks::Stacks>,
 }
 
 impl<'a> ReportContext<'a> {
@@ -426,7 +429,13 @@ impl<'a> ReportContext<'a> {
             lines: EventLines::Unknown,
             source_root: None,
             source_index: None,
+            stacks: None,
         }
+    }
+
+    /// The call sites of event `index`, innermost first (empty without stacks).
+    pub fn stack(&self, index: u64) -> &'a [String] {
+        self.stacks.map_or(&[], |s| s.of(index))
     }
 
     /// Location names resolved through the table.

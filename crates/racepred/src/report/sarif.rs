@@ -202,6 +202,40 @@ fn tool() -> Value {
 }
 
 /// The SARIF result of a race pair: at its second event, the first as related location.
+/// SARIF `stacks` of the shown events that have calling contexts: for each, its access
+/// location, then its call sites (`message` says which event).
+fn stacks(ctx: &ReportContext<'_>, events: &[(u64, LocId, &str)]) -> Option<Value> {
+    let list: Vec<Value> = events
+        .iter()
+        .filter(|(i, _, _)| !ctx.stack(*i).is_empty())
+        .map(|&(i, loc, var)| {
+            let mut frames = vec![json!({"location": location(ctx, loc, var, None, None)})];
+            for f in ctx.stack(i) {
+                frames.push(json!({"location": frame_location(ctx, f)}));
+            }
+            json!({"message": {"text": format!("event {i}")}, "frames": frames})
+        })
+        .collect();
+    (!list.is_empty()).then(|| Value::from(list))
+}
+
+/// A call site named `file:line:col` (or anything else, as a logical location).
+fn frame_location(ctx: &ReportContext<'_>, name: &str) -> Value {
+    match split_source(name) {
+        Some((file, line, col)) => {
+            let mut region = json!({"startLine": line});
+            if let Some(c) = col.filter(|&c| c > 0) {
+                region["startColumn"] = c.into();
+            }
+            json!({"physicalLocation": {
+                "artifactLocation": artifact(file, ctx.source_root, ctx.source_index),
+                "region": region,
+            }})
+        }
+        None => json!({"logicalLocations": [{"name": name}]}),
+    }
+}
+
 fn pair_result(
     ctx: &ReportContext<'_>,
     p: &crate::report::RacePair,
@@ -212,7 +246,7 @@ fn pair_result(
     let names = ctx.names;
     let var = names.var(p.first_event.var());
     let i = rule_index(Some(p.kind));
-    json!({
+    let mut result = json!({
         "ruleId": RULES[i].0,
         "ruleIndex": i,
         "level": level,
@@ -227,7 +261,17 @@ fn pair_result(
                 names.thread(p.first_event.thread))),
         )],
         "properties": props,
-    })
+    });
+    if let Some(s) = stacks(
+        ctx,
+        &[
+            (p.second, p.second_event.loc, var),
+            (p.first, p.first_event.loc, var),
+        ],
+    ) {
+        result["stacks"] = s;
+    }
+    result
 }
 
 fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
@@ -272,14 +316,18 @@ fn run(r: &RaceReport, ctx: &ReportContext<'_>) -> Value {
         if let Some(l) = ctx.lines.line(first) {
             props["line"] = l.into();
         }
-        results.push(json!({
+        let mut result = json!({
             "ruleId": RULES[3].0,
             "ruleIndex": 3,
             "level": "warning",
             "message": {"text": text},
             "locations": [location(ctx, ev.loc, var, None, None)],
             "properties": props,
-        }));
+        });
+        if let Some(s) = stacks(ctx, &[(first, ev.loc, var)]) {
+            result["stacks"] = s;
+        }
+        results.push(result);
     }
     let mut run = json!({
         "tool": tool(),

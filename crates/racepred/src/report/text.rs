@@ -174,6 +174,8 @@ pub fn write_report<W: Write + ?Sized>(
                 write!(w, "  [{}]", verdict_name(v))?;
             }
             writeln!(w)?;
+            write_stack(w, ctx, p.first)?;
+            write_stack(w, ctx, p.second)?;
             located_by_variable |= p.first_event.loc.is_none() || p.second_event.loc.is_none();
         }
     }
@@ -197,6 +199,7 @@ pub fn write_report<W: Write + ?Sized>(
                 event_at(ctx, *first),
                 names.thread(ev.thread),
             )?;
+            write_stack(w, ctx, *first)?;
             located_by_variable |= ev.loc.is_none();
         }
     }
@@ -217,6 +220,24 @@ pub fn write_report<W: Write + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// `      event N called from FRAME < FRAME …`: the call sites of a shown event, when the
+/// trace's calling contexts are known and the event has some.
+fn write_stack<W: Write + ?Sized>(
+    w: &mut W,
+    ctx: &ReportContext<'_>,
+    index: u64,
+) -> io::Result<()> {
+    let frames = ctx.stack(index);
+    if frames.is_empty() {
+        return Ok(());
+    }
+    write!(w, "      event {index} called from {}", frames[0])?;
+    for f in &frames[1..] {
+        write!(w, " < {f}")?;
+    }
+    writeln!(w)
 }
 
 pub(crate) fn verdict_name(v: super::Verdict) -> &'static str {

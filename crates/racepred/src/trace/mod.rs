@@ -16,6 +16,7 @@ pub mod elide;
 pub mod golog;
 pub mod open;
 pub mod rr;
+pub mod stacks;
 pub mod stats;
 pub mod std_format;
 pub mod text;
