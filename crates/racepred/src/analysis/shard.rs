@@ -52,12 +52,10 @@ use super::{Analysis, AnalysisKind, AnalysisOptions, Side};
 use crate::report::{GroupKey, RacePair, RaceReport, RacyEvent, RacyLog};
 use crate::trace::{Event, Names, Op};
 
-/// True if `kind` with `opts` can run as shards ([`Shard`]).
+/// True if `kind` with `opts` can run as shards ([`Shard`]): its registry row says so, and
+/// the pairs are grouped (the pair-listing modes cap and post-process their lists whole).
 pub fn shardable(kind: AnalysisKind, opts: &AnalysisOptions) -> bool {
-    match kind {
-        AnalysisKind::Lockset | AnalysisKind::TsanHybrid | AnalysisKind::W3po => !opts.all_pairs,
-        _ => false,
-    }
+    kind.row().shardable && !opts.all_pairs
 }
 
 /// Shard `k` of `n` of an analysis: feeds it every event; the analysis itself, restricted
