@@ -36,6 +36,7 @@
 //! (the default), or, with [`HbEngine::racy_by_location`] (the CLI's default), the first of
 //! each (location, operation) with a count, so that memory stays O(locations) too.
 
+use crate::analysis::AnalysisKind;
 use crate::clock::{Clock, ClockTable, VectorClock};
 use crate::report::{RaceReport, RacyLog, ReportKind};
 use crate::trace::{AddrId, Event, Names, Op, ThreadId};
@@ -329,7 +330,7 @@ pub type Hb<C> = HbEngine<C, Djit>;
 
 /// Creates `hb` with clock kind `C`.
 pub fn hb<C: Clock>() -> Hb<C> {
-    HbEngine::new("hb", false, Djit::default()).note(
+    HbEngine::new(AnalysisKind::Hb.name(), false, Djit::default()).note(
         "Djit+ (GENERIC vector clocks): racy events = accesses unordered by HB with an \
          earlier conflicting access; only the first is guaranteed predictable",
     )

@@ -30,6 +30,7 @@
 //! trace-specific predictable pair. Memory: O(threads × variables) for `cw`/`cr`, plus one
 //! 32-byte history node per replaced access (complete mode), plus the pairs.
 
+use crate::analysis::AnalysisKind;
 use crate::clock::{epoch_le, Clock, Epoch};
 use rustc_hash::FxHashMap;
 
@@ -287,7 +288,7 @@ pub fn hbp_with<C: Clock>(streaming: bool, grouped: bool) -> Hbp<C> {
     if grouped {
         acc = acc.grouped();
     }
-    let e = HbEngine::new("hbp", false, acc);
+    let e = HbEngine::new(AnalysisKind::Hbp.name(), false, acc);
     if streaming {
         e.note(
             "streaming: Alg. 3 as published (single pass; misses pairs whose earlier access \

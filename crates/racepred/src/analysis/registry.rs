@@ -562,3 +562,65 @@ pub fn create(kind: AnalysisKind, opts: &AnalysisOptions) -> Result<Box<dyn Anal
         Engine::Smt => Err(unknown_analysis(kind.name())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    #[test]
+    fn names_are_unique_and_kinds_have_one_row_each() {
+        for (i, r) in ANALYSES.iter().enumerate() {
+            assert!(
+                ANALYSES[..i].iter().all(|s| s.name != r.name),
+                "{} twice",
+                r.name
+            );
+        }
+        for k in AnalysisKind::ALL {
+            let rows = ANALYSES.iter().filter(|r| r.kind() == Some(k)).count();
+            assert_eq!(rows, 1, "{k:?}");
+            assert_eq!(AnalysisKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(
+            AnalysisKind::ALL.len(),
+            ANALYSES.iter().filter(|r| r.kind().is_some()).count()
+        );
+    }
+
+    /// What a row says of an analysis is what the analysis does: its reports carry the
+    /// row's name and report kind, with every mode of the options it reads.
+    #[test]
+    fn rows_describe_their_analyses() {
+        let text = &b"T0|w(x)|1\nT1|w(x)|2\n"[..];
+        let trace = Trace::read_from(&mut crate::trace::std_format::StdReader::new(text)).unwrap();
+        for all_pairs in [false, true] {
+            let opts = AnalysisOptions {
+                all_pairs,
+                group_racy: !all_pairs,
+                group_pairs: !all_pairs,
+                rate: 1.0,
+                ..AnalysisOptions::default()
+            };
+            for k in AnalysisKind::ALL {
+                let a = create(k, &opts).unwrap();
+                assert_eq!(a.name(), k.name());
+                let r = super::super::run_one(&trace, a);
+                assert_eq!(r.analysis, k.name());
+                assert_eq!(r.kind, k.row().report, "{}", k.name());
+            }
+        }
+    }
+
+    #[test]
+    fn every_option_has_a_reader_and_only_streaming_rows_shard_or_run_online() {
+        for o in Opt::ALL {
+            assert!(o.readers().next().is_some(), "{}", o.flag());
+        }
+        for r in &ANALYSES {
+            if r.shardable || r.online {
+                assert!(r.kind().is_some(), "{}", r.name);
+            }
+        }
+    }
+}

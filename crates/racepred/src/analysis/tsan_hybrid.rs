@@ -30,6 +30,7 @@
 use super::locksets::{run_looking_ahead, Holdings, Pairs};
 use super::shard::VarShard;
 use super::{Analysis, Side};
+use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
@@ -188,7 +189,7 @@ impl TsanHybrid {
 
 impl Analysis for TsanHybrid {
     fn name(&self) -> &'static str {
-        "tsan-hybrid"
+        AnalysisKind::TsanHybrid.name()
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
@@ -264,7 +265,7 @@ impl TsanHybrid {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut TsanHybrid) -> RaceReport {
-    let mut r = RaceReport::new("tsan-hybrid", ReportKind::Pairs);
+    let mut r = RaceReport::new(AnalysisKind::TsanHybrid.name(), ReportKind::Pairs);
     a.pairs.into_report(&mut r, &a.hold.table);
     r.notes.push(
         "pairs: conflicting accesses with disjoint locksets, unordered by program order, \
