@@ -3,7 +3,7 @@
 //! another branch; rename to `w3po_oracle.rs` after the merge.
 
 use proptest::prelude::*;
-use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
+use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
 use racepred::report::{place, GroupKey, PairKind};

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
-use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
+use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::report::{place, GroupKey, PairKind, RaceReport};
 use racepred::trace::{Event, LocId, Op, ThreadId, Trace};

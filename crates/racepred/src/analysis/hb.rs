@@ -36,6 +36,7 @@
 //! (the default), or, with [`HbEngine::racy_by_location`] (the CLI's default), the first of
 //! each (location, operation) with a count, so that memory stays O(locations) too.
 
+use super::slices::two;
 use crate::analysis::AnalysisKind;
 use crate::clock::{Clock, ClockTable, VectorClock};
 use crate::report::{RaceReport, RacyLog, ReportKind};
@@ -92,18 +93,6 @@ fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
 #[inline(never)]
 fn grow<T: Default>(v: &mut Vec<T>, i: usize) {
     v.resize_with(i + 1, T::default);
-}
-
-/// Two distinct elements mutably (`a != b`).
-fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
-    debug_assert_ne!(a, b);
-    if a < b {
-        let (x, y) = v.split_at_mut(b);
-        (&mut x[a], &mut y[0])
-    } else {
-        let (x, y) = v.split_at_mut(a);
-        (&mut y[0], &mut x[b])
-    }
 }
 
 impl<C: Clock, A: Accesses<C>> HbEngine<C, A> {

@@ -7,8 +7,9 @@
 
 mod driver;
 mod registry;
+mod slices;
 
-pub mod lockset;
+pub mod eraser;
 pub mod locksets;
 pub mod pacer;
 pub mod shard;

@@ -4,7 +4,7 @@
 //! its help texts, `-j`'s list ([`super::shard::shardable`]) and the online list are derived
 //! from these rows; a new analysis is its module plus one row (docs/contributing.md).
 
-use super::{fasttrack, hb, hbp, lockset, pacer, rdit, shard, shb, sshb, syncp, tsan_hybrid};
+use super::{eraser, fasttrack, hb, hbp, pacer, rdit, shard, shb, sshb, syncp, tsan_hybrid};
 use super::{w3po, wcp, Analysis};
 use crate::clock::{TreeClock, VectorClock};
 use crate::error::{Error, Result};
@@ -247,7 +247,7 @@ const ROWS: [Row; 18] = [
         online: false,
         promise: "Eraser lockset: accesses not protected by a common lock (warnings, unsound)",
         engine: Engine::Streaming(AnalysisKind::Lockset, |o| {
-            Box::new(lockset::Lockset::with_mode(o.all_pairs))
+            Box::new(eraser::Lockset::with_mode(o.all_pairs))
         }),
     },
     Row {

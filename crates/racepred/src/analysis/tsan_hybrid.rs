@@ -29,6 +29,7 @@
 
 use super::locksets::{run_looking_ahead, Holdings, Pairs};
 use super::shard::VarShard;
+use super::slices::two;
 use super::{Analysis, Side};
 use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
@@ -132,19 +133,6 @@ impl SyncClocks {
 #[inline(always)]
 fn ignored(ev: &Event) -> bool {
     matches!(ev.op, Op::Fork | Op::Join) && ev.other_thread() == ev.thread
-}
-
-/// Two distinct elements of a slice, mutably.
-#[inline]
-pub(crate) fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
-    assert_ne!(a, b);
-    if a < b {
-        let (x, y) = v.split_at_mut(b);
-        (&mut x[a], &mut y[0])
-    } else {
-        let (x, y) = v.split_at_mut(a);
-        (&mut y[0], &mut x[b])
-    }
 }
 
 /// TSan v1 hybrid.

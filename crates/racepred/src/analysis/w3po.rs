@@ -57,7 +57,7 @@
 
 use super::locksets::{run_looking_ahead, Holdings, LsId, Pairs};
 use super::shard::VarShard;
-use super::tsan_hybrid::two;
+use super::slices::two;
 use super::{Analysis, Side};
 use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;

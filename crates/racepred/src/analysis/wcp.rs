@@ -34,7 +34,7 @@ use crate::analysis::AnalysisKind;
 use rustc_hash::FxHashMap;
 
 use super::locksets::{Access, AccessLog, Holdings, PairSink};
-use super::tsan_hybrid::two;
+use super::slices::two;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, RacyLog, ReportKind};
