@@ -187,10 +187,8 @@ impl Analysis for TsanHybrid {
     /// Whole: with the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]). As a
     /// shard: only its own accesses and the events that are no accesses, picked in one pass
     /// ([`VarShard::select`]; time advances only at sync edges, see `SyncClocks`), without
-    /// the look-ahead (asking ahead for the selected accesses gained nothing). Every event
-    /// through the analysis, with a branch on each access's shard, two shards took 0.80 s
-    /// instead of 0.74 s on the generated 10^7-event trace (medians of nine interleaved
-    /// runs, with the driver's reuse of blocks).
+    /// the look-ahead (asking ahead for the selected accesses gained nothing), and without a
+    /// branch per event on its shard.
     ///
     /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
     fn on_events(&mut self, first: u64, events: &[Event]) {
