@@ -13,7 +13,7 @@ use super::*;
 use crate::args::{AnalyzeArgs, ClockArg};
 use crate::checks;
 use crate::locations;
-use crate::outfile::{escaped, refuse_inputs};
+use crate::outfile::refuse_inputs;
 use crate::progress::Progress;
 
 fn analysis_options(a: &AnalyzeArgs) -> Result<AnalysisOptions> {
@@ -108,12 +108,7 @@ pub(super) fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<Ex
     })
     .map_err(|e| e.in_file(&a.input.trace))?;
     progress.finish();
-    for v in summary.violations.iter().take(10) {
-        eprintln!(
-            "racepred: warning: {}",
-            escaped(&v.to_error().in_file(&a.input.trace).to_string())
-        );
-    }
+    warn_violations(&summary.violations, &a.input.trace);
     if summary.violations.len() > 10 {
         eprintln!(
             "racepred: warning: {} more violation(s) not shown",

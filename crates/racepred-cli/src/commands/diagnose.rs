@@ -11,7 +11,7 @@ use racepred::trace::EventSource;
 use super::*;
 use crate::args::DiagnoseArgs;
 use crate::locations;
-use crate::outfile::{escaped, refuse_inputs, Out};
+use crate::outfile::{refuse_inputs, Out};
 use crate::progress::Progress;
 
 pub(super) fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
@@ -36,12 +36,7 @@ pub(super) fn diagnose(a: DiagnoseArgs) -> Result<ExitCode> {
     )
     .map_err(|e| e.in_file(&a.input.trace))?;
     progress.finish();
-    for v in summary.violations.iter().take(10) {
-        eprintln!(
-            "racepred: warning: {}",
-            escaped(&v.to_error().in_file(&a.input.trace).to_string())
-        );
-    }
+    warn_violations(&summary.violations, &a.input.trace);
     let names = src.names();
     locations::check_coverage(table.as_ref(), names);
     let shown = || {

@@ -141,3 +141,13 @@ fn write_reports(
     out.finish()?;
     Ok(())
 }
+
+/// Prints the first ten violations of a lenient run as warnings.
+fn warn_violations(violations: &[racepred::trace::validate::Violation], trace: &Path) {
+    for v in violations.iter().take(10) {
+        eprintln!(
+            "racepred: warning: {}",
+            escaped(&v.to_error().in_file(trace).to_string())
+        );
+    }
+}
