@@ -71,9 +71,8 @@ pub struct RecordArgs {
     /// the program ends (its standard output stays its own).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Analyse inside the program instead of writing a trace, and report at exit:
-    /// fasttrack, pacer (with --rate) or hb.
-    #[arg(long, value_name = "ANALYSIS", value_parser = ["fasttrack", "pacer", "hb"])]
+    #[arg(long, value_name = "ANALYSIS", help = crate::help::online_help(),
+          value_parser = clap::builder::PossibleValuesParser::new(crate::help::online()))]
     pub online: Option<String>,
     /// --online pacer: sampling rate in [0, 1].
     #[arg(long, default_value_t = 1.0, requires = "online")]
@@ -231,10 +230,8 @@ pub enum FormatArg {
 pub struct AnalyzeArgs {
     #[command(flatten)]
     pub input: Input,
-    /// Analysis to run; repeat for several (all run in one pass over the trace).
-    /// One of: hb, fasttrack, hbp, shb, shbp, wcp, lockset, tsan-hybrid, w3po, sshb, rdit, pacer,
-    /// syncp, osr, trf, and the SMT predictors mcm, recipe, recipe-alt.
-    #[arg(short, long = "analysis", value_name = "NAME", required = true)]
+    #[arg(short, long = "analysis", value_name = "NAME", required = true,
+          help = crate::help::analysis(false), long_help = crate::help::analysis(true))]
     pub analyses: Vec<String>,
     #[command(flatten)]
     pub output: Output,
@@ -245,8 +242,7 @@ pub struct AnalyzeArgs {
     /// Warn about an ill-formed trace and go on instead of refusing it.
     #[arg(long)]
     pub lenient: bool,
-    /// Clock for thread and lock clocks (HB family).
-    #[arg(long, value_enum, default_value = "vector")]
+    #[arg(long, value_enum, default_value = "vector", help = crate::help::clock())]
     pub clock: ClockArg,
     /// HBP/SHBP: run the published single-pass algorithm (may miss pairs).
     #[arg(long)]
@@ -291,19 +287,9 @@ pub struct AnalyzeArgs {
     /// pair with --all-pairs).
     #[arg(long, value_name = "DIR")]
     pub witness: Option<PathBuf>,
-    /// lockset/tsan-hybrid/w3po/hbp/shbp/syncp: list every race pair instead of one per
-    /// location pair (memory then grows with the pairs), and for lockset every Eraser violation,
-    /// not only each variable's first; hb/fasttrack/shb/wcp: list every racy event in JSON,
-    /// not only the first of each location and operation (memory then grows with the racy
-    /// events); mcm/recipe/recipe-alt: ask about every candidate pair, not only until each
-    /// location pair has a race.
-    #[arg(long, visible_aliases = ["all-events", "all"])]
+    #[arg(long, visible_aliases = ["all-events", "all"], help = crate::help::all_pairs())]
     pub all_pairs: bool,
-    /// lockset, tsan-hybrid, w3po (without --all-pairs): split the variables over N threads, each
-    /// analysing the accesses of its share; the reports are the same for every N. Pays off
-    /// when the analysis, not the reading, is the bottleneck and there is a core per thread
-    /// plus one for the reader. Default: 1.
-    #[arg(short, long, value_name = "N")]
+    #[arg(short, long, value_name = "N", help = crate::help::jobs())]
     pub jobs: Option<std::num::NonZeroUsize>,
 }
 

@@ -4,6 +4,7 @@
 use anyhow::{bail, Result};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
+use racepred::analysis::{self, Opt};
 
 /// A rate or share: a number in [0, 1] (`--rate`, `--rates`, `--sync`, `--fraction`, …).
 pub fn rate(flag: &str, v: f64) -> Result<f64> {
@@ -30,37 +31,16 @@ pub fn positive<T: PartialEq + Default + std::fmt::Display>(flag: &str, v: T) ->
     Ok(v)
 }
 
-/// Options of `analyze` that only some analyses read: (clap argument id, flag, the
-/// analyses that read it). An option given on the command line when none of the selected
-/// analyses reads it is an error naming the analyses it belongs to. A new analysis option
-/// (or a new analysis reading an existing one) is one line here.
-pub const ANALYSIS_OPTIONS: &[(&str, &str, &[&str])] = &[
-    // `analysis::create` picks the clock type for these (the HB family and RDIT).
-    (
-        "clock",
-        "--clock",
-        &["hb", "fasttrack", "hbp", "shb", "shbp", "rdit"],
-    ),
-    ("streaming", "--streaming", &["hbp", "shbp"]),
-    ("history", "--history", &["w3po"]),
-    ("rate", "--rate", &["pacer"]),
-    ("period", "--period", &["pacer"]),
-    ("seed", "--seed", &["pacer"]),
-    ("conservative", "--conservative", &["rdit"]),
-    ("ignore_global", "--ignore-global", &["rdit"]),
-    ("window", "--window", SMT),
-    ("slices", "--slices", &["mcm", "recipe"]),
-    ("max_slice", "--max-slice", &["mcm", "recipe"]),
-    ("max_pairs", "--max-pairs", &["mcm", "recipe"]),
-    ("query_timeout", "--query-timeout", SMT),
-    ("budget", "--budget", SMT),
-    ("witness", "--witness", WITNESS),
-    ("all_pairs", "--all-pairs", ALL_PAIRS),
-    ("jobs", "--jobs", SHARDED),
-];
+/// The clap argument id of a flag (`--ignore-global` → `ignore_global`).
+fn arg_id(flag: &str) -> String {
+    flag.trim_start_matches('-').replace('-', "_")
+}
 
-/// The analyses `--jobs` splits over threads (without `--all-pairs`).
-const SHARDED: &[&str] = &["lockset", "tsan-hybrid", "w3po"];
+/// The analyses `--jobs` splits over threads (without `--all-pairs`): the registry's
+/// shardable rows.
+fn sharded() -> Vec<&'static str> {
+    analysis::names(|r| r.shardable)
+}
 
 /// Most analysis threads `--jobs` starts: far more than any machine has cores, few enough
 /// that the threads (and their stacks) can always be made.
@@ -74,36 +54,11 @@ pub fn jobs(m: Option<&ArgMatches>, jobs: usize, all_pairs: bool) -> Result<usiz
     if all_pairs && m.is_some_and(|m| given(m, "jobs")) {
         bail!(
             "--jobs splits {} only without --all-pairs; it has no effect with it (drop one)",
-            SHARDED.join(", ")
+            sharded().join(", ")
         );
     }
     Ok(jobs)
 }
-
-/// The SMT predictors (`racepred-smt`).
-const SMT: &[&str] = &["mcm", "recipe", "recipe-alt"];
-
-/// The analyses that write a witness schedule per race (`--witness DIR`).
-const WITNESS: &[&str] = &["mcm", "recipe", "recipe-alt", "syncp", "osr"];
-
-/// The analyses that group pairs by location pair, or racy events by location, unless
-/// `--all-pairs` is given.
-const ALL_PAIRS: &[&str] = &[
-    "hb",
-    "fasttrack",
-    "hbp",
-    "shbp",
-    "shb",
-    "wcp",
-    "lockset",
-    "tsan-hybrid",
-    "w3po",
-    "syncp",
-    "osr",
-    "mcm",
-    "recipe",
-    "recipe-alt",
-];
 
 /// True if the user gave argument `id` (not a default).
 pub fn given(m: &ArgMatches, id: &str) -> bool {
@@ -113,14 +68,15 @@ pub fn given(m: &ArgMatches, id: &str) -> bool {
     )
 }
 
-/// Refuses options (in `table`'s form) given for analyses that do not read them.
-pub fn options_belong(
-    m: &ArgMatches,
-    selected: &[&str],
-    table: &[(&str, &str, &[&str])],
-) -> Result<()> {
-    for (id, flag, owners) in table {
-        if given(m, id) && !selected.iter().any(|s| owners.contains(s)) {
+/// Refuses analysis options given for analyses that do not read them: each flag of an
+/// [`Opt`] belongs to the registry rows that list it, `--jobs` to the shardable ones.
+pub fn options_belong(m: &ArgMatches, selected: &[&str]) -> Result<()> {
+    let table = Opt::ALL
+        .iter()
+        .map(|o| (o.flag(), o.readers().map(|r| r.name).collect::<Vec<_>>()))
+        .chain(std::iter::once(("--jobs", sharded())));
+    for (flag, owners) in table {
+        if given(m, &arg_id(flag)) && !selected.iter().any(|s| owners.contains(s)) {
             bail!(
                 "{flag} applies to {} only; it has no effect on {} (add -a {} or drop {flag})",
                 owners.join(", "),

@@ -5,6 +5,7 @@ mod args;
 mod check;
 mod checks;
 mod commands;
+mod help;
 mod locations;
 mod outfile;
 mod progress;

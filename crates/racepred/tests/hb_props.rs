@@ -9,6 +9,8 @@
 //! - `fasttrack` ⊆ `hb`, with the same first racy event;
 //! - every analysis gives the same report with tree clocks as with vector clocks.
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
@@ -234,16 +236,12 @@ fn check_trace(t: &Trace) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn actions() -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    prop::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..24)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
     fn hb_family_matches_brute_force(
-        threads in 2u32..5, vars in 1u32..4, locks in 1u32..3, acts in actions()
+        threads in 2u32..5, vars in 1u32..4, locks in 1u32..3, acts in common::actions(24)
     ) {
         let t = from_actions(threads, vars, locks, &acts);
         check_trace(&t)?;
@@ -251,7 +249,7 @@ proptest! {
 
     #[test]
     fn hb_family_with_conditions_matches_brute_force(
-        threads in 2u32..5, vars in 1u32..3, acts in actions()
+        threads in 2u32..5, vars in 1u32..3, acts in common::actions(24)
     ) {
         let t = with_conditions(&from_actions(threads, vars, 1, &acts), vars);
         check_trace(&t)?;
@@ -367,7 +365,7 @@ proptest! {
     #[test]
     fn grouped_racy_events_equal_exhaustive_grouped(
         threads in 2u32..5, vars in 1u32..4, locks in 1u32..3, locs in 1u32..5,
-        acts in actions()
+        acts in common::actions(24)
     ) {
         check_grouped_racy(&fold_locations(&from_actions(threads, vars, locks, &acts), locs))?;
     }

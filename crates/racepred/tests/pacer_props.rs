@@ -9,6 +9,8 @@
 //! Tests that need the project's FastTrack (`AnalysisKind::FastTrack` from the registry)
 //! panic with "FastTrack not merged yet" until the `hb` branch is merged.
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
@@ -364,10 +366,6 @@ fn missed_entry_race(
     })
 }
 
-fn actions() -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    prop::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..40)
-}
-
 // ---------------------------------------------------------------------------------------
 // Properties
 
@@ -376,7 +374,7 @@ proptest! {
 
     /// At rate 1 PACER is FastTrack: same racy events, same pairs.
     #[test]
-    fn rate_one_is_fasttrack(a in actions(), threads in 2u32..5, period in 1u64..6, seed: u64) {
+    fn rate_one_is_fasttrack(a in common::actions(40), threads in 2u32..5, period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let (ft_racy, ft_pairs) = ref_fasttrack(&tr);
         let d = run_pacer(&tr, 1.0, period, seed);
@@ -386,7 +384,7 @@ proptest! {
 
     /// At rate 0 PACER reports nothing and keeps no metadata work.
     #[test]
-    fn rate_zero_reports_nothing(a in actions(), threads in 2u32..5, seed: u64) {
+    fn rate_zero_reports_nothing(a in common::actions(40), threads in 2u32..5, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let d = run_pacer(&tr, 0.0, 1, seed);
         prop_assert!(d.racy_events().is_empty());
@@ -398,7 +396,7 @@ proptest! {
     /// Every pair PACER reports is a real race (conflicting, unordered by HB), its first
     /// access was sampled, and every racy event is a Djit+ racy event.
     #[test]
-    fn reports_are_true_races(a in actions(), threads in 2u32..5, rate in 0.0f64..1.0,
+    fn reports_are_true_races(a in common::actions(40), threads in 2u32..5, rate in 0.0f64..1.0,
                               period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let d = run_pacer(&tr, rate, period, seed);
@@ -417,7 +415,7 @@ proptest! {
     /// skipped by a same-epoch fast path (a repeat of an access of the same thread and epoch
     /// that FastTrack keeps instead); and it is always a Djit+ racy event (checked above).
     #[test]
-    fn pacer_races_are_fasttrack_races_or_skipped_repeats(a in actions(), threads in 2u32..5,
+    fn pacer_races_are_fasttrack_races_or_skipped_repeats(a in common::actions(40), threads in 2u32..5,
             rate in 0.0f64..1.0, period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let (ft_racy, _, aliases) = ref_fasttrack_aliases(&tr);
@@ -436,7 +434,7 @@ proptest! {
     /// (§1: no intervening racy access) only for the last access before `b`, so that is the
     /// one that must have been sampled.
     #[test]
-    fn first_sampled_shortest_race_per_variable_is_reported(a in actions(), threads in 2u32..5,
+    fn first_sampled_shortest_race_per_variable_is_reported(a in common::actions(40), threads in 2u32..5,
                                             rate in 0.0f64..1.0, period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let (ft_racy, ft_pairs, _, epochs) = ref_fasttrack_full(&tr);
@@ -457,7 +455,7 @@ proptest! {
 
     /// The reference FastTrack itself: racy events ⊆ Djit+'s, same first one.
     #[test]
-    fn reference_fasttrack_is_sane(a in actions(), threads in 2u32..5) {
+    fn reference_fasttrack_is_sane(a in common::actions(40), threads in 2u32..5) {
         let tr = from_actions(threads, 3, 2, &a);
         let (ft, _) = ref_fasttrack(&tr);
         let dj = djit(&tr);
@@ -482,7 +480,7 @@ proptest! {
     /// and the detection rate r per race are kept (tests above).
     #[test]
     #[ignore = "stronger than Theorem 2; given up for proportional cost, see the doc comment"]
-    fn first_fasttrack_race_with_any_sampled_access_of_its_entry_is_reported(a in actions(),
+    fn first_fasttrack_race_with_any_sampled_access_of_its_entry_is_reported(a in common::actions(40),
             threads in 2u32..5, rate in 0.0f64..1.0, period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let missed = missed_entry_race(&tr, rate, period, seed, true);
@@ -499,7 +497,7 @@ proptest! {
     /// another thread to the variable in between: see `class_narrow`.)
     #[test]
     #[ignore = "fails after a first race on the variable; see the doc comment"]
-    fn sampled_fasttrack_races_are_reported(a in actions(), threads in 2u32..5,
+    fn sampled_fasttrack_races_are_reported(a in common::actions(40), threads in 2u32..5,
                                             rate in 0.0f64..1.0, period in 1u64..6, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let missed = missed_entry_race(&tr, rate, period, seed, false);
@@ -550,7 +548,7 @@ proptest! {
 
     /// Against the project's FastTrack (fails until branch `hb` is merged).
     #[test]
-    fn rate_one_is_registry_fasttrack(a in actions(), threads in 2u32..5, seed: u64) {
+    fn rate_one_is_registry_fasttrack(a in common::actions(40), threads in 2u32..5, seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);
         let ft = registry_fasttrack(&tr);
         let d = run_pacer(&tr, 1.0, 1, seed);
@@ -560,7 +558,7 @@ proptest! {
     /// The reference here and the project's FastTrack agree, so every property above holds
     /// for the latter (fails until branch `hb` is merged).
     #[test]
-    fn registry_fasttrack_is_the_reference(a in actions(), threads in 2u32..5) {
+    fn registry_fasttrack_is_the_reference(a in common::actions(40), threads in 2u32..5) {
         let tr = from_actions(threads, 3, 2, &a);
         let ft = registry_fasttrack(&tr);
         prop_assert_eq!(ft.racy_set(), ref_fasttrack(&tr).0);
@@ -568,7 +566,7 @@ proptest! {
 
     /// Against the project's FastTrack (fails until branch `hb` is merged).
     #[test]
-    fn pacer_races_are_registry_fasttrack_races(a in actions(), threads in 2u32..5,
+    fn pacer_races_are_registry_fasttrack_races(a in common::actions(40), threads in 2u32..5,
                                                  rate in 0.0f64..1.0, period in 1u64..6,
                                                  seed: u64) {
         let tr = from_actions(threads, 3, 2, &a);

@@ -9,6 +9,8 @@
 //! - plain HB on the elided traces does report false pairs on some traces (counted);
 //! - the shape of the paper's Table 1 on generated traces (printed by `table1_shape`).
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
@@ -168,15 +170,11 @@ fn check(t: &Trace, e: &Elided) -> Result<(usize, usize, usize), TestCaseError> 
     Ok((fp, r.len(), h.len()))
 }
 
-fn actions() -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    prop::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..40)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
-    fn without_barrier_pairs_rdit_is_hb(acts in actions(), threads in 2u32..5) {
+    fn without_barrier_pairs_rdit_is_hb(acts in common::actions(40), threads in 2u32..5) {
         let t = from_actions(threads, 3, 2, &acts);
         prop_assert_eq!(
             racy_of(Box::new(rdit::<VectorClock>(&cfg(false))), &t),
@@ -194,7 +192,7 @@ proptest! {
 
     #[test]
     fn elided_rdit_has_no_false_positive(
-        acts in actions(),
+        acts in common::actions(40),
         threads in 2u32..5,
         mode in 0u8..3,
         fraction in 0.0f64..0.6,
@@ -210,7 +208,7 @@ proptest! {
     /// removed: long calls overlap other threads' regions and relay between addresses.
     #[test]
     fn elided_calls_rdit_has_no_false_positive(
-        acts in actions(),
+        acts in common::actions(40),
         threads in 2u32..5,
         spans in prop::collection::vec((0u8..4, 0u8..40, 0u8..8, 0u8..3), 0..5),
         mode in 0u8..3,

@@ -2,6 +2,8 @@
 //! shardable analysis, the merged report of `n` shards equals the report of one analysis —
 //! the same pairs (first instances), group counts, racy events, figures and notes.
 
+mod common;
+
 use proptest::prelude::*;
 use racepred::analysis::{self, shard, AnalysisKind, AnalysisOptions, Plan, Validation};
 use racepred::gen::from_actions;
@@ -46,16 +48,6 @@ fn content(r: &RaceReport) -> String {
     )
 }
 
-/// The trace with its events' locations replaced by `locs` (cycled; `4`: no location).
-fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
-    let mut events = t.events.clone();
-    for (i, ev) in events.iter_mut().enumerate() {
-        let l = locs[i % locs.len()];
-        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
-    }
-    Trace::from_events(events)
-}
-
 #[test]
 fn plan_shards_only_the_shardable_analyses() {
     let opts = AnalysisOptions::default();
@@ -85,7 +77,7 @@ proptest! {
         jobs in 2usize..5,
         h in 0usize..3,
     ) {
-        let t = with_locs(&from_actions(threads, vars, 3, &a), &locs);
+        let t = common::with_locs(&from_actions(threads, vars, 3, &a), &locs);
         for (kind, opts) in cases(h) {
             let one = report(&t, kind, &opts, 1);
             let many = report(&t, kind, &opts, jobs);

@@ -11,6 +11,8 @@
 //! - the grouped report equals the full list grouped by location pair (first instances and
 //!   counts), on traces with few locations so that groups hold many pairs.
 
+mod common;
+
 use proptest::prelude::*;
 use racepred::analysis::{self, syncp::SyncP, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
@@ -32,15 +34,6 @@ fn osr(t: &Trace, all_pairs: bool) -> RaceReport {
 
 fn actions(max: usize, kinds: u8) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..kinds, 0u8..4), 0..max)
-}
-
-/// The trace with its events' locations replaced by `locs` (cycled).
-fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
-    let mut events = t.events.clone();
-    for (i, ev) in events.iter_mut().enumerate() {
-        ev.loc = LocId(locs[i % locs.len()] as u32);
-    }
-    Trace::from_events(events)
 }
 
 /// Every cut of `r` replays as a witness of its pair.
@@ -241,7 +234,7 @@ proptest! {
         threads in 2u32..5,
         locs in proptest::collection::vec(0u8..4, 1..5),
     ) {
-        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let all = osr(&t, true);
         let grouped = osr(&t, false);
         let keys = |r: &RaceReport| r.pairs.iter().map(|p| p.group_key()).collect::<BTreeSet<_>>();
@@ -259,7 +252,7 @@ proptest! {
         threads in 2u32..5,
         locs in proptest::collection::vec(0u8..4, 1..5),
     ) {
-        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = analysis::run_one(&t, Box::new(SyncP::trf_candidates()));
         let groups: BTreeSet<_> = r.pairs.iter().map(|p| p.group_key()).collect();
@@ -288,7 +281,7 @@ proptest! {
         threads in 2u32..5,
         locs in proptest::collection::vec(0u8..4, 1..5),
     ) {
-        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let all = syncp(&t, true);
         let grouped = syncp(&t, false);
         let want = all.grouped();

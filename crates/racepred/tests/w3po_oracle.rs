@@ -2,8 +2,10 @@
 //! Pending: the oracle (`racepred::oracle::{analyze, OracleConfig, OracleResult}`) is on
 //! another branch; rename to `w3po_oracle.rs` after the merge.
 
+mod common;
+
 use proptest::prelude::*;
-use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
+use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
 use racepred::report::{place, GroupKey, PairKind};
@@ -12,17 +14,6 @@ use std::collections::BTreeSet;
 
 fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
     analysis::run_one(trace, a)
-}
-
-/// The trace with its events' locations replaced by `locs` (cycled; `4`: no location, so
-/// grouped by variable).
-fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
-    let mut events = t.events.clone();
-    for (i, ev) in events.iter_mut().enumerate() {
-        let l = locs[i % locs.len()];
-        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
-    }
-    Trace::from_events(events)
 }
 
 /// The (first location, second location, kind) of each pair (by variable where a location
@@ -70,7 +61,7 @@ proptest! {
         threads in 2u32..5,
         locs in proptest::collection::vec(0u8..5, 1..6),
     ) {
-        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let o = analyze(&t, &OracleConfig::default()).unwrap();
         let predictable = loc_pairs(&t, &o.predictable);
         prop_assert!(predictable.is_subset(&report_loc_pairs(&run(&t, Box::new(Lockset::new())))));

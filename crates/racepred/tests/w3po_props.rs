@@ -6,10 +6,12 @@
 // Brute force over event indices reads best with index loops.
 #![allow(clippy::needless_range_loop)]
 
+mod common;
+
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
-use racepred::analysis::{self, lockset::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
+use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::report::{place, GroupKey, PairKind, RaceReport};
 use racepred::trace::{Event, LocId, Op, ThreadId, Trace};
@@ -654,18 +656,6 @@ fn cs_trace(blocks: &[(u8, u8, u8, u8)], ids: [u32; 4]) -> Trace {
     Trace::from_events(events)
 }
 
-/// The trace with its events' locations replaced by `locs` (cycled): few locations, so
-/// that location groups hold several pairs and distinct variables share locations; `4`
-/// stands for no location (grouped by variable, as CSV traces are).
-fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
-    let mut events = t.events.clone();
-    for (i, ev) in events.iter_mut().enumerate() {
-        let l = locs[i % locs.len()];
-        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
-    }
-    Trace::from_events(events)
-}
-
 /// The trace with lock `l` renamed `ids[l]`.
 fn with_lock_ids(t: &Trace, ids: [u32; 4]) -> Trace {
     let mut events = t.events.clone();
@@ -763,7 +753,7 @@ proptest! {
         h in 0usize..3,
         high_threads in any::<bool>(),
     ) {
-        let t = with_locs(&from_actions(threads, 3, 2, &a), &locs);
+        let t = common::with_locs(&from_actions(threads, 3, 2, &a), &locs);
         // Thread numbers from 14 on (the shadow's per-site thread summary is exact for
         // the first 15 threads only; 15 and up share one bit).
         let t = if high_threads { with_thread_ids(&t, [14, 15, 16, 40, 41]) } else { t };
@@ -797,7 +787,7 @@ proptest! {
         high_threads in any::<bool>(),
     ) {
         let ids = if high_threads { [14, 15, 16, 40] } else { [0, 1, 2, 3] };
-        let t = with_locs(&cs_trace(&blocks, ids), &locs);
+        let t = common::with_locs(&cs_trace(&blocks, ids), &locs);
         for (grouped, all) in grouped_and_exhaustive(h, true) {
             let name = grouped.name();
             let g = run(&t, grouped);
@@ -818,7 +808,7 @@ proptest! {
         threads in 2u32..4,
         locs in proptest::collection::vec(0u8..5, 1..6),
     ) {
-        let t = with_locs(&trace(threads, &a), &locs);
+        let t = common::with_locs(&trace(threads, &a), &locs);
         let all = search(&t, false);
         let predictable = loc_pairs(&t, &all.predictable);
         let lockset = report_loc_pairs(&run(&t, Box::new(Lockset::new())));
@@ -939,7 +929,7 @@ proptest! {
         // Lock numbers below and above 31 (the shadow's masks are exact below 31 only; 31
         // and up share one bit, so that two sets may share the bit but no lock).
         let ids = [[0, 1, 2, 3], [0, 31, 32, 95], [31, 32, 33, 64]][lock_ids];
-        let t = with_lock_ids(&with_locs(&from_actions(threads, 1, 4, &a), &locs), ids);
+        let t = with_lock_ids(&common::with_locs(&from_actions(threads, 1, 4, &a), &locs), ids);
         for (grouped, all) in grouped_and_exhaustive(h, false) {
             let name = grouped.name();
             let g = run(&t, grouped);

@@ -17,6 +17,7 @@
 //! racy event is guaranteed predictable (Mathur, Kini, Viswanathan, OOPSLA 2018).
 //! Memory: O(variables), plus a vector clock for each variable with concurrent reads.
 
+use crate::analysis::AnalysisKind;
 use crate::clock::{epoch_le, vector_le, Clock, Epoch, Time, VectorClock};
 use crate::report::{RaceReport, RacyLog, ReportKind};
 use crate::trace::{Event, ThreadId};
@@ -150,7 +151,12 @@ pub type FastTrack<C> = HbEngine<C, FastTrackAccesses>;
 
 /// Creates `fasttrack` with clock kind `C`.
 pub fn fasttrack<C: Clock>() -> FastTrack<C> {
-    HbEngine::new("fasttrack", false, FastTrackAccesses::default()).note(
+    HbEngine::new(
+        AnalysisKind::FastTrack.name(),
+        false,
+        FastTrackAccesses::default(),
+    )
+    .note(
         "FastTrack (epochs, adaptive read maps, read map cleared at writes): racy events \
          are a subset of hb's with the same first one; only the first is guaranteed \
          predictable",

@@ -35,6 +35,7 @@
 //! after that without a fork (its clock not covering what was dropped) makes the report
 //! incomplete, never silently short.
 
+use crate::analysis::AnalysisKind;
 use crate::clock::{epoch_le, Clock, Epoch};
 use rustc_hash::FxHashMap;
 
@@ -433,7 +434,7 @@ pub fn hbp_with<C: Clock>(streaming: bool, grouped: bool) -> Hbp<C> {
     if grouped {
         acc = acc.grouped();
     }
-    let e = HbEngine::new("hbp", false, acc);
+    let e = HbEngine::new(AnalysisKind::Hbp.name(), false, acc);
     if streaming {
         e.note(
             "streaming: Alg. 3 as published (single pass; misses pairs whose earlier access \

@@ -49,6 +49,7 @@
 //! pairs, boundary joins, races of plain HB on the same trace and how many the barrier
 //! edges removed (a plain HB engine runs alongside when `count_removed` is set).
 
+use crate::analysis::AnalysisKind;
 use rustc_hash::FxHashSet;
 
 use crate::clock::{Clock, VectorClock};
@@ -360,10 +361,12 @@ impl<C: Clock, A: Accesses<C>> Rdit<C, A> {
              through shared addresses at every mbegin/mend)"
         };
         Rdit {
-            main: HbEngine::new("rdit", false, Barriers::new(make(), cfg)).note(format!(
-                "RDIT: happens-before plus barrier edges; {what}; no false positive when the \
+            main: HbEngine::new(AnalysisKind::Rdit.name(), false, Barriers::new(make(), cfg)).note(
+                format!(
+                    "RDIT: happens-before plus barrier edges; {what}; no false positive when the \
                  missing code synchronised only through the recorded addresses"
-            )),
+                ),
+            ),
             plain: cfg
                 .count_removed
                 .then(|| HbEngine::new("hb", false, make())),
@@ -379,7 +382,7 @@ impl<C: Clock, A: Accesses<C>> Rdit<C, A> {
 
 impl<C: Clock, A: Accesses<C>> Analysis for Rdit<C, A> {
     fn name(&self) -> &'static str {
-        "rdit"
+        AnalysisKind::Rdit.name()
     }
 
     #[inline]

@@ -28,23 +28,18 @@
 //! reports, and [`merge`] keeps it as it is. Not the others: in SHB and WCP the state that
 //! accesses order by (last writes, conflicting critical sections) is most of the work; the
 //! pair-listing modes (`--all-pairs`, HBP/SHBP) cap and post-process their lists as a whole. `hb` and
-//! `fasttrack` would shard correctly, but their work per access is a few comparisons: on
-//! the 2-core machine of the benchmarks, two `hb` shards took 0.42 s on the generated
-//! 10^7-event trace against 0.24 s for one thread (the copy of each event per shard and the
-//! duplicated synchronisation cost more than the halved access work).
+//! `fasttrack` would shard correctly, but their work per access is a few comparisons: the
+//! duplicated synchronisation costs more than the halved access work
+//! (docs/performance-log.md).
 //!
 //! Each shard gets every event unchanged: the analysis, restricted with
 //! [`Analysis::restrict_to_shard`], does the renumbering and skips other shards' accesses
 //! itself ([`VarShard`]), and `lockset` and `tsan-hybrid` pick their events of a block in
 //! one pass without a branch per event ([`VarShard::select`]).
-//! (A per-shard copy of each block with the other accesses rewritten as `br` events took
-//! two `lockset` shards 0.85 s of CPU against 0.63 s for one analysis on the generated
-//! 10^7-event trace; now 0.70 s.)
 //!
 //! The wall-time gain needs a core per shard (and one for the reader); the CPU time grows by
 //! the duplicated synchronisation work and each shard's pass over every event. On traces
-//! where reading is the bottleneck it is a loss: on dacapo_lusearch_q2_t2 from binary two
-//! `lockset` shards took 1.30 s against 1.10 s for one.
+//! where reading is the bottleneck it is a loss (docs/performance-log.md).
 
 use std::collections::BTreeMap;
 
@@ -52,19 +47,16 @@ use super::{Analysis, AnalysisKind, AnalysisOptions, Side};
 use crate::report::{GroupKey, RacePair, RaceReport, RacyEvent, RacyLog};
 use crate::trace::{Event, Names, Op};
 
-/// True if `kind` with `opts` can run as shards ([`Shard`]).
+/// True if `kind` with `opts` can run as shards ([`Shard`]): its registry row says so, and
+/// the pairs are grouped (the pair-listing modes cap and post-process their lists whole).
 pub fn shardable(kind: AnalysisKind, opts: &AnalysisOptions) -> bool {
-    match kind {
-        AnalysisKind::Lockset | AnalysisKind::TsanHybrid | AnalysisKind::W3po => !opts.all_pairs,
-        _ => false,
-    }
+    kind.row().shardable && !opts.all_pairs
 }
 
 /// Shard `k` of `n` of an analysis: feeds it every event; the analysis itself, restricted
 /// with [`Analysis::restrict_to_shard`], treats the plain accesses of other shards'
-/// variables as `br` events and renumbers its own ([`VarShard::view`]). (Copying each event
-/// into a per-shard view instead was a ninth of a `lockset` shard's time on the generated
-/// 10^7-event trace: two shards took 0.85 s of CPU against 0.63 s for one analysis.)
+/// variables as `br` events and renumbers its own ([`VarShard::view`]), instead of a copy of
+/// each event in a per-shard view.
 pub struct Shard<'a> {
     inner: Box<dyn Analysis + 'a>,
     shard: VarShard,

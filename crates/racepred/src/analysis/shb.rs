@@ -29,6 +29,7 @@
 //! pairs against per-event SHB clocks. `streaming: true` runs Alg. 4 as published (a
 //! subset). Memory as for `hbp`, plus one clock per written variable.
 
+use crate::analysis::AnalysisKind;
 use crate::clock::Clock;
 
 use super::hb::{Djit, HbEngine};
@@ -42,7 +43,7 @@ pub type Shbp<C> = HbEngine<C, PairAccesses>;
 
 /// Creates `shb` with clock kind `C`.
 pub fn shb<C: Clock>() -> Shb<C> {
-    HbEngine::new("shb", true, Djit::default()).note(
+    HbEngine::new(AnalysisKind::Shb.name(), true, Djit::default()).note(
         "SHB (HB + last-write → read edges): racy events = accesses SHB-unordered with an \
          earlier conflicting access or reached from their last write only by the direct \
          edge; only the first is guaranteed sound",
@@ -60,7 +61,7 @@ pub fn shbp_with<C: Clock>(streaming: bool, grouped: bool) -> Shbp<C> {
     if grouped {
         acc = acc.grouped();
     }
-    let e = HbEngine::new("shbp", true, acc);
+    let e = HbEngine::new(AnalysisKind::Shbp.name(), true, acc);
     if streaming {
         e.note(
             "streaming: Alg. 4 as published (single pass; misses pairs whose earlier access \

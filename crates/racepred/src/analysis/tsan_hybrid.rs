@@ -29,7 +29,9 @@
 
 use super::locksets::{run_looking_ahead, Holdings, Pairs};
 use super::shard::VarShard;
+use super::slices::two;
 use super::{Analysis, Side};
+use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
@@ -133,19 +135,6 @@ fn ignored(ev: &Event) -> bool {
     matches!(ev.op, Op::Fork | Op::Join) && ev.other_thread() == ev.thread
 }
 
-/// Two distinct elements of a slice, mutably.
-#[inline]
-pub(crate) fn two<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
-    assert_ne!(a, b);
-    if a < b {
-        let (x, y) = v.split_at_mut(b);
-        (&mut x[a], &mut y[0])
-    } else {
-        let (x, y) = v.split_at_mut(a);
-        (&mut y[0], &mut x[b])
-    }
-}
-
 /// TSan v1 hybrid.
 pub struct TsanHybrid {
     hold: Holdings,
@@ -188,7 +177,7 @@ impl TsanHybrid {
 
 impl Analysis for TsanHybrid {
     fn name(&self) -> &'static str {
-        "tsan-hybrid"
+        AnalysisKind::TsanHybrid.name()
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
@@ -198,10 +187,8 @@ impl Analysis for TsanHybrid {
     /// Whole: with the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]). As a
     /// shard: only its own accesses and the events that are no accesses, picked in one pass
     /// ([`VarShard::select`]; time advances only at sync edges, see `SyncClocks`), without
-    /// the look-ahead (asking ahead for the selected accesses gained nothing). Every event
-    /// through the analysis, with a branch on each access's shard, two shards took 0.80 s
-    /// instead of 0.74 s on the generated 10^7-event trace (medians of nine interleaved
-    /// runs, with the driver's reuse of blocks).
+    /// the look-ahead (asking ahead for the selected accesses gained nothing), and without a
+    /// branch per event on its shard.
     ///
     /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
     fn on_events(&mut self, first: u64, events: &[Event]) {
@@ -264,7 +251,7 @@ impl TsanHybrid {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut TsanHybrid) -> RaceReport {
-    let mut r = RaceReport::new("tsan-hybrid", ReportKind::Pairs);
+    let mut r = RaceReport::new(AnalysisKind::TsanHybrid.name(), ReportKind::Pairs);
     a.pairs.into_report(&mut r, &a.hold.table);
     r.notes.push(
         "pairs: conflicting accesses with disjoint locksets, unordered by program order, \

@@ -57,8 +57,9 @@
 
 use super::locksets::{run_looking_ahead, Holdings, LsId, Pairs};
 use super::shard::VarShard;
-use super::tsan_hybrid::two;
+use super::slices::two;
 use super::{Analysis, Side};
+use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, ReportKind};
 use crate::trace::{Event, LocId, Names, Op, ThreadId};
@@ -504,7 +505,7 @@ impl W3po {
 
 impl Analysis for W3po {
     fn name(&self) -> &'static str {
-        "w3po"
+        AnalysisKind::W3po.name()
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
@@ -548,7 +549,7 @@ impl Analysis for W3po {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut W3po) -> RaceReport {
-    let mut r = RaceReport::new("w3po", ReportKind::Pairs);
+    let mut r = RaceReport::new(AnalysisKind::W3po.name(), ReportKind::Pairs);
     a.pairs.into_report(&mut r, &a.hold.table);
     match a.history {
         None => r.notes.push(

@@ -30,10 +30,11 @@
 //! is reported). [`Wcp::with_pairs`] also lists every WCP-unordered conflicting pair
 //! (quadratic in the worst case; used by tests).
 
+use crate::analysis::AnalysisKind;
 use rustc_hash::FxHashMap;
 
 use super::locksets::{Access, AccessLog, Holdings, PairSink};
-use super::tsan_hybrid::two;
+use super::slices::two;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
 use crate::report::{RaceReport, RacyLog, ReportKind};
@@ -591,7 +592,7 @@ impl Wcp {
 
 impl Analysis for Wcp {
     fn name(&self) -> &'static str {
-        "wcp"
+        AnalysisKind::Wcp.name()
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
@@ -650,7 +651,7 @@ impl Analysis for Wcp {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut Wcp) -> RaceReport {
-    let mut r = RaceReport::new("wcp", ReportKind::RacyEvents);
+    let mut r = RaceReport::new(AnalysisKind::Wcp.name(), ReportKind::RacyEvents);
     a.racy.finish(&mut r);
     if let Some((_, sink)) = a.pairs.as_mut() {
         sink.into_report(&mut r);

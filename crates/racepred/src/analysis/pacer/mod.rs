@@ -66,6 +66,7 @@ pub use experiment::{
 };
 pub use sampling::Sampler;
 
+use crate::analysis::AnalysisKind;
 use crate::analysis::{Analysis, AnalysisOptions, Side};
 use crate::report::{RaceReport, ReportKind};
 use crate::trace::{Event, Names};
@@ -111,7 +112,7 @@ pub fn config_from_options(opts: &AnalysisOptions) -> PacerConfig {
 
 impl Analysis for Pacer {
     fn name(&self) -> &'static str {
-        "pacer"
+        AnalysisKind::Pacer.name()
     }
 
     #[inline]
@@ -132,7 +133,7 @@ impl Analysis for Pacer {
 #[cold]
 #[inline(never)]
 fn build_report(det: &mut Detector, cfg: &PacerConfig) -> RaceReport {
-    let mut r = RaceReport::new("pacer", ReportKind::RacyEvents);
+    let mut r = RaceReport::new(AnalysisKind::Pacer.name(), ReportKind::RacyEvents);
     let (racy, pairs) = det.take_races();
     r.racy_events = racy;
     r.pairs = pairs;

@@ -1,5 +1,6 @@
 //! Phase 2: guaranteed / maybe classification (Prop. 5 / 6), witnesses, lockset filter.
 
+use crate::analysis::AnalysisKind;
 use std::time::Instant;
 
 use super::graph::{EdgeKind, Graph};
@@ -205,7 +206,7 @@ pub(crate) fn run(
         wrd_writes,
     };
 
-    let mut report = RaceReport::new("sshb", ReportKind::Pairs);
+    let mut report = RaceReport::new(AnalysisKind::Sshb.name(), ReportKind::Pairs);
     report.events = st.p.events.len() as u64;
     let mut diag = Vec::with_capacity(st.p.pairs.len());
     let mut stats = Stats::default();

@@ -43,6 +43,7 @@ pub mod graph;
 pub mod perturb;
 pub(crate) mod phase1;
 
+use crate::analysis::AnalysisKind;
 use std::time::{Duration, Instant};
 
 use crate::analysis::{Analysis, RunSummary, Side, Validation};
@@ -262,7 +263,7 @@ impl Sshb {
 
 impl Analysis for Sshb {
     fn name(&self) -> &'static str {
-        "sshb"
+        AnalysisKind::Sshb.name()
     }
 
     #[inline]

@@ -33,6 +33,7 @@
 use super::locksets::{run_looking_ahead, Holdings, LocksetTable, LsId, Pairs};
 use super::shard::VarShard;
 use super::{Analysis, Side};
+use crate::analysis::AnalysisKind;
 use crate::report::{RaceReport, RacyEvent, ReportKind};
 use crate::trace::{Event, Names, Op, ThreadId};
 
@@ -148,7 +149,7 @@ impl Lockset {
 
 impl Analysis for Lockset {
     fn name(&self) -> &'static str {
-        "lockset"
+        AnalysisKind::Lockset.name()
     }
 
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
@@ -225,7 +226,7 @@ impl Lockset {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut Lockset) -> RaceReport {
-    let mut r = RaceReport::new("lockset", ReportKind::Pairs);
+    let mut r = RaceReport::new(AnalysisKind::Lockset.name(), ReportKind::Pairs);
     a.pairs.into_report(&mut r, &a.hold.table);
     r.racy_events = std::mem::take(&mut a.violations);
     r.normalize();

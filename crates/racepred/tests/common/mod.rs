@@ -1,0 +1,23 @@
+//! Helpers shared by the library's test files: random action lists for
+//! `racepred::gen::from_actions` and traces with their locations replaced.
+#![allow(dead_code)] // each test file uses a different subset
+
+use proptest::prelude::*;
+use racepred::trace::{LocId, Trace};
+
+/// Up to `max - 1` random (kind, variable or lock, thread) actions for `from_actions`.
+pub fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
+    prop::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
+}
+
+/// The trace with its events' locations replaced by `locs` (cycled): few locations, so
+/// that location groups hold several pairs and distinct variables share locations; `4`
+/// stands for no location (grouped by variable, as CSV traces are).
+pub fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
+    let mut events = t.events.clone();
+    for (i, ev) in events.iter_mut().enumerate() {
+        let l = locs[i % locs.len()];
+        ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
+    }
+    Trace::from_events(events)
+}
