@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use racepred::analysis::{self, shard, AnalysisKind, AnalysisOptions, Plan, Validation};
 use racepred::gen::from_actions;
 use racepred::report::RaceReport;
-use racepred::trace::{LocId, Trace};
+use racepred::trace::Trace;
 
 /// The analyses `Plan` shards (in their default, grouped modes).
 const SHARDED: [AnalysisKind; 3] = [

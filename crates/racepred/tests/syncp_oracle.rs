@@ -20,7 +20,7 @@ use racepred::oracle::{analyze, OracleConfig};
 use racepred::report::RaceReport;
 use racepred::trace::std_format::StdReader;
 use racepred::trace::values::ValueTrace;
-use racepred::trace::{Event, LocId, Op, Trace};
+use racepred::trace::{Event, Op, Trace};
 use racepred::witness;
 use std::collections::{BTreeSet, HashSet};
 
