@@ -5,6 +5,8 @@
 //! threads) report none; every trace validates. Skipped, with a message, where gcc or its
 //! ThreadSanitizer runtime is missing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -459,46 +461,6 @@ fn delete_races_with_an_unordered_use() {
     assert_pairs_at_lines("delete_race.cc", &[("RACE-USE", "RACE-DELETE")]);
 }
 
-/// Runs `cmd` to its end, or kills it and fails after `secs` seconds (a hang).
-fn run_with_deadline(mut cmd: Command, secs: u64, what: &str) -> std::process::Output {
-    use std::process::Stdio;
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Pipes drained by threads, so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let o = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut v).unwrap();
-        v
-    });
-    let e = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut err, &mut v).unwrap();
-        v
-    });
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > std::time::Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {secs} s (a hang)");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    std::process::Output {
-        status,
-        stdout: o.join().unwrap(),
-        stderr: e.join().unwrap(),
-    }
-}
-
 /// A fresh directory `name` beside the test programs.
 fn fresh_dir(name: &str) -> Option<PathBuf> {
     let dir = setup()?.join(name);
@@ -561,13 +523,8 @@ fn fork_while_other_threads_are_inside_the_runtime_ends_in_both_modes() {
         .arg(dir.join("fb.std"))
         .arg("--")
         .arg(&exe);
-    let out = run_with_deadline(cmd, 120, "fork_busy.c under record");
-    assert!(
-        out.status.success(),
-        "{:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, _, err) = common::run_within(120, &mut cmd);
+    assert_eq!(code, 0, "fork_busy.c under record: {err}");
     let traces = files_in(&dir, "fb.");
     assert_eq!(traces.len(), 1 + forks, "{traces:?}");
     assert_valid(&dir.join("fb.std"));
@@ -600,13 +557,8 @@ fn fork_while_other_threads_are_inside_the_runtime_ends_in_both_modes() {
         .arg(dir.join("r.txt"))
         .arg("--")
         .arg(&exe);
-    let out = run_with_deadline(cmd, 120, "fork_busy.c under record --online");
-    assert!(
-        out.status.success(),
-        "{:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, _, err) = common::run_within(120, &mut cmd);
+    assert_eq!(code, 0, "fork_busy.c under record --online: {err}");
     let reports = files_in(&dir, "r.");
     assert_eq!(reports.len(), 1 + forks, "{reports:?}");
     for child in reports.iter().filter(|t| *t != "r.txt") {
