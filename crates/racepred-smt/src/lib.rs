@@ -225,6 +225,47 @@ impl Watchdog {
         *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
+    /// Builds the problem's solver for `candidates` (`None` if `deadline` passes first,
+    /// interrupting Z3 if it does not stop by itself).
+    fn encode(
+        &self,
+        problem: &Problem<'_>,
+        candidates: &[(usize, usize)],
+        deadline: Option<Instant>,
+    ) -> Option<encode::Session> {
+        // Building asserts nothing hard; the deadline bounds it.
+        if let Some(d) = deadline {
+            self.arm(d);
+        }
+        let built = problem.encode(candidates, deadline);
+        self.disarm();
+        built
+    }
+
+    /// Asks about pair `ab` within `query_timeout` and the run's `deadline`.
+    fn query(
+        &self,
+        session: &mut encode::Session,
+        problem: &Problem<'_>,
+        ab: (usize, usize),
+        query_timeout: Duration,
+        deadline: Option<Instant>,
+    ) -> encode::Answer {
+        let timeout = match deadline {
+            Some(d) => query_timeout.min(d.saturating_duration_since(Instant::now())),
+            None => query_timeout,
+        };
+        // A little after Z3's own timeout, in case it does not stop by itself.
+        if let Some(d) =
+            Instant::now().checked_add(timeout.saturating_add(Duration::from_millis(200)))
+        {
+            self.arm(d);
+        }
+        let answer = session.query(problem, ab, timeout);
+        self.disarm();
+        answer
+    }
+
     fn stop(&self) {
         self.done.store(true, std::sync::atomic::Ordering::Release);
     }
@@ -307,20 +348,9 @@ fn predict_with(
                     out.out_of_budget = true;
                     continue;
                 }
-                let timeout = match deadline {
-                    Some(d) => cfg
-                        .query_timeout
-                        .min(d.saturating_duration_since(Instant::now())),
-                    None => cfg.query_timeout,
-                };
                 if session.is_none() {
-                    // Building asserts nothing hard; the deadline bounds it.
-                    if let Some(d) = deadline {
-                        watch.arm(d);
-                    }
                     let t0 = Instant::now();
-                    let built = problem.encode(&candidates, deadline);
-                    watch.disarm();
+                    let built = watch.encode(&problem, &candidates, deadline);
                     if debug {
                         eprintln!(
                             "window {ws}: encoded {} atoms in {:.3}s",
@@ -342,14 +372,7 @@ fn predict_with(
                     let _ = std::fs::write(path, s.smt2());
                 }
                 let t0 = Instant::now();
-                // A little after Z3's own timeout, in case it does not stop by itself.
-                let now = Instant::now();
-                if let Some(d) = now.checked_add(timeout.saturating_add(Duration::from_millis(200)))
-                {
-                    watch.arm(d);
-                }
-                let answer = s.query(&problem, c, timeout);
-                watch.disarm();
+                let answer = watch.query(s, &problem, c, cfg.query_timeout, deadline);
                 if debug {
                     eprintln!(
                         "window {ws}: query {:?} in {:.3}s (size {})",

@@ -281,26 +281,8 @@ fn ask(
     deadline: Option<Instant>,
     watch: &Watchdog,
 ) -> Option<Answer> {
-    if let Some(d) = deadline {
-        watch.arm(d);
-    }
-    let session = problem.encode(&[ab], deadline);
-    watch.disarm();
-    let mut session = session?;
-    let timeout = match deadline {
-        Some(d) => cfg
-            .query_timeout
-            .min(d.saturating_duration_since(Instant::now())),
-        None => cfg.query_timeout,
-    };
-    // A little after Z3's own timeout, in case it does not stop by itself.
-    if let Some(d) = Instant::now().checked_add(timeout.saturating_add(Duration::from_millis(200)))
-    {
-        watch.arm(d);
-    }
-    let answer = session.query(problem, ab, timeout);
-    watch.disarm();
-    Some(answer)
+    let mut session = watch.encode(problem, &[ab], deadline)?;
+    Some(watch.query(&mut session, problem, ab, cfg.query_timeout, deadline))
 }
 
 /// The outcome as a race report: the races found, and notes on what was and was not
