@@ -29,6 +29,12 @@
 //! trace-specific predictable pair is WCP-unordered (Prop. 3.8, so the later event of each
 //! is reported). [`Wcp::with_pairs`] also lists every WCP-unordered conflicting pair
 //! (quadratic in the worst case; used by tests).
+//!
+//! Memory follows what is still open, not the run: [`Wcp::collect`] drops the lock logs'
+//! critical sections and the rule-(a) release entries that every thread which may still act
+//! already holds in `P` (see there), and compacts the clock arena. Only a thread that
+//! starts without a fork after such a collection could still need them; the report then
+//! says it is incomplete.
 
 use crate::analysis::AnalysisKind;
 use rustc_hash::FxHashMap;
@@ -47,17 +53,48 @@ struct LogEntry {
     thread: ThreadId,
     /// `C` at the acquire, by place in the arena.
     acq: u32,
-    /// `H` at the release, by place in the arena (`None` while open).
-    rel: Option<u32>,
+    /// `H` at the release, by place in the arena ([`OPEN`] while open).
+    rel: u32,
+    /// The release's own component `H_rel(thread)` ([`OPEN`] while open). `H` clocks are
+    /// downward closed, so a clock `V` that is a join of `H` clocks holds the release iff
+    /// `V(thread) ≥ rel_own`.
+    rel_own: u32,
+}
+
+/// [`LogEntry::rel`] and [`LogEntry::rel_own`] of a critical section not yet released.
+const OPEN: u32 = u32::MAX;
+
+impl LogEntry {
+    /// Whether `v` (a join of `H` clocks, such as a thread's `P` or `H`) holds the release.
+    #[inline]
+    fn released_into(&self, v: &VectorClock) -> bool {
+        self.rel_own != OPEN && self.rel_own <= v.get(self.thread)
+    }
 }
 
 #[derive(Debug, Default)]
 struct LockState {
     h: VectorClock,
     p: VectorClock,
+    /// The critical sections from number `base` on, in acquire order.
     log: Vec<LogEntry>,
-    /// Per thread: next log entry to examine at its releases.
+    /// How many critical sections [`Wcp::collect`] dropped from the front of `log`.
+    base: usize,
+    /// Per thread: number of the next critical section to examine at its releases
+    /// ([`UNSET`] before its first release of the lock).
     cursor: Vec<usize>,
+}
+
+/// A thread's cursor in a lock's log before its first release of the lock.
+const UNSET: usize = usize::MAX;
+
+impl LockState {
+    /// How many of the log's critical sections `v` holds the release of (a join of `H`
+    /// clocks). They form a prefix: sections of one lock are ordered by HB, release before
+    /// the next acquire, so a clock holding a release holds every earlier one.
+    fn prefix_released_into(&self, v: &VectorClock) -> usize {
+        self.log.partition_point(|e| e.released_into(v))
+    }
 }
 
 /// Per (lock, variable): H at the latest release, per source thread, of a critical section
@@ -267,16 +304,22 @@ pub struct Wcp {
     lockvar: FxHashMap<(u32, u32), u32>,
     lockvars: Vec<LockVar>,
     open: Vec<Vec<OpenCs>>,
-    /// Per thread: `H` of the fork that started it, by place in the arena. `P` of the
-    /// thread holds it from then on, so at a release the rule-(b) walk passes over every
-    /// critical section whose release happened before that fork in O(1) (an HB clock
-    /// holds another event's clock iff it holds that event's own component) instead of
-    /// comparing whole clocks: a thread forked late would otherwise compare every earlier
-    /// critical section of the lock, a cost quadratic in the threads per release.
-    fork_clock: Vec<Option<u32>>,
+    /// Per thread: [`SEEN`], [`FORKED`], [`JOINED`]. A thread may still act (and so hold
+    /// back [`Wcp::collect`]) once seen or forked, until joined.
+    status: Vec<u8>,
     pool: Vec<Vec<(u32, bool)>>,
     /// Clocks of acquires and releases, each as its length and its components.
     arena: Vec<u32>,
+    /// [`Wcp::collect`] runs when the arena reaches this length.
+    next_collect: usize,
+    /// The least arena length worth a collection.
+    collect_min: usize,
+    /// Whether a collection dropped anything.
+    dropped: bool,
+    /// What this run could not follow exactly: a thread that started without a fork after
+    /// a collection dropped something (its walks and rule-(a) joins may miss what was
+    /// dropped), or a thread acting after its join (its `P` was freed at the join).
+    incomplete: Option<String>,
     next_cs: u64,
     vars: Vec<VarClocks>,
     /// Per volatile variable: join of H and P of every `vw`, and H of the latest.
@@ -287,6 +330,14 @@ pub struct Wcp {
     pairs: Option<(AccessLog, PairSink)>,
     scratch: VectorClock,
 }
+
+/// [`Wcp::status`] bits.
+const SEEN: u8 = 1;
+const FORKED: u8 = 2;
+const JOINED: u8 = 4;
+
+/// Arena length (in clock components) below which no collection runs.
+const COLLECT_MIN: usize = 1 << 20;
 
 impl Default for Wcp {
     fn default() -> Self {
@@ -311,9 +362,13 @@ impl Wcp {
             lockvar: FxHashMap::default(),
             lockvars: Vec::new(),
             open: Vec::new(),
-            fork_clock: Vec::new(),
+            status: Vec::new(),
             pool: Vec::new(),
             arena: Vec::new(),
+            next_collect: COLLECT_MIN,
+            collect_min: COLLECT_MIN,
+            dropped: false,
+            incomplete: None,
             next_cs: 1,
             vars: Vec::new(),
             vol: Vec::new(),
@@ -345,7 +400,7 @@ impl Wcp {
             self.h.resize_with(t.index() + 1, VectorClock::new);
             self.p.resize_with(t.index() + 1, VectorClock::new);
             self.open.resize_with(t.index() + 1, Vec::new);
-            self.fork_clock.resize(t.index() + 1, None);
+            self.status.resize(t.index() + 1, 0);
         }
     }
 
@@ -397,6 +452,153 @@ impl Wcp {
         }
     }
 
+    /// The first event of thread `t`, or an event after its join. A thread that was not
+    /// forked may need what a collection dropped; a joined thread's `P` is gone (an
+    /// ill-formed trace, read with `--lenient`).
+    #[cold]
+    #[inline(never)]
+    fn first_event(&mut self, t: ThreadId, index: u64) {
+        let s = &mut self.status[t.index()];
+        let why = if *s & JOINED != 0 {
+            Some(format!(
+                "thread {} acts at event {index} after its join (an ill-formed trace): WCP \
+                 released its clock at the join, so its later racy events may be missing or \
+                 spurious",
+                t.0
+            ))
+        } else if *s & (SEEN | FORKED) == 0 && self.dropped {
+            Some(format!(
+                "thread {} starts at event {index} without a fork, after critical sections \
+                 every other thread had passed were dropped: its orderings with them are \
+                 unknown, so its racy events may be missing or spurious",
+                t.0
+            ))
+        } else {
+            None
+        };
+        *s |= SEEN;
+        if self.incomplete.is_none() {
+            self.incomplete = why;
+        }
+    }
+
+    /// Drops what no thread that may still act needs, and compacts the arena.
+    ///
+    /// The threads that may still act are those seen or forked and not joined, and the
+    /// ones they fork later, whose `P` starts at their parent's `H` (a thread that starts
+    /// without a fork is the exception, see [`Wcp::first_event`]). `P` and `H` only grow.
+    /// - A critical section of a lock's log is dropped when every such thread `s` has
+    ///   passed it: its cursor is past it or `P_s` holds its release (then the walk passes
+    ///   it without joining anything), and `H_s` holds its release (for `s`'s future
+    ///   children). These sections form a prefix of the log.
+    /// - A rule-(a) release entry of thread `u` is dropped when `P_s(u)` reaches its own
+    ///   component for every such `s ≠ u` (then it is never ahead again; `u`'s children
+    ///   hold it through `H_u`).
+    ///
+    /// Runs when the arena has grown by at least what a collection costs, so its cost is
+    /// a constant per stored clock component.
+    #[cold]
+    #[inline(never)]
+    fn collect(&mut self) {
+        let live: Vec<usize> = (0..self.status.len())
+            .filter(|&u| {
+                let s = self.status[u];
+                s & (SEEN | FORKED) != 0 && s & JOINED == 0
+            })
+            .collect();
+        if live.is_empty() {
+            self.next_collect = self.arena.len() * 2;
+            return;
+        }
+        let n = self.h.len();
+        // Per thread u: the least P_s(u) over the live s ≠ u.
+        let mut floor = vec![u32::MAX; n];
+        for &s in &live {
+            for (u, f) in floor.iter_mut().enumerate() {
+                if u != s {
+                    *f = (*f).min(self.p[s].get(ThreadId(u as u32)));
+                }
+            }
+        }
+        let mut cost = n * live.len();
+        let mut dropped = false;
+        for ls in &mut self.locks {
+            let open = ls
+                .log
+                .iter()
+                .position(|e| e.rel == OPEN)
+                .unwrap_or(ls.log.len());
+            let mut keep_from = open;
+            for &s in &live {
+                let cursor = match ls.cursor.get(s).copied() {
+                    Some(c) if c != UNSET => c - ls.base,
+                    _ => 0,
+                };
+                let passed = cursor.max(ls.prefix_released_into(&self.p[s]));
+                keep_from = keep_from
+                    .min(passed)
+                    .min(ls.prefix_released_into(&self.h[s]));
+            }
+            cost += ls.log.len() + live.len();
+            if keep_from > 0 {
+                ls.log.drain(..keep_from);
+                ls.base += keep_from;
+                dropped = true;
+            }
+        }
+        for lv in &mut self.lockvars {
+            for (rel, own) in [(&mut lv.w, &mut lv.w_own), (&mut lv.r, &mut lv.r_own)] {
+                for (u, o) in own.iter_mut().enumerate() {
+                    if *o != 0 && *o <= floor[u] {
+                        *o = 0;
+                        dropped = true;
+                    }
+                }
+                let before = rel.far.len();
+                rel.far.retain(|e| e.own > floor[e.thread.index()]);
+                dropped |= rel.far.len() < before;
+                cost += INLINE + before;
+            }
+        }
+        self.dropped |= dropped;
+        self.compact();
+        cost += self.arena.len();
+        self.next_collect = self.arena.len() + cost.max(self.arena.len()).max(self.collect_min);
+    }
+
+    /// Copies the clocks still referred to into a new arena (each once) and points the
+    /// references there.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.arena);
+        let mut moved: FxHashMap<u32, u32> = FxHashMap::default();
+        let arena = &mut self.arena;
+        let mut keep = |at: &mut u32| {
+            *at = *moved
+                .entry(*at)
+                .or_insert_with(|| Self::store(arena, Self::stored(&old, *at)));
+        };
+        for ls in &mut self.locks {
+            for e in &mut ls.log {
+                keep(&mut e.acq);
+                if e.rel != OPEN {
+                    keep(&mut e.rel);
+                }
+            }
+        }
+        for lv in &mut self.lockvars {
+            for (rel, own) in [(&mut lv.w, &lv.w_own), (&mut lv.r, &lv.r_own)] {
+                for (u, &o) in own.iter().enumerate() {
+                    if o != 0 {
+                        keep(&mut rel.at[u]);
+                    }
+                }
+                for e in &mut rel.far {
+                    keep(&mut e.clock);
+                }
+            }
+        }
+    }
+
     fn acquire(&mut self, t: ThreadId, ev: &Event) {
         if !self.hold.acquire(t, ev.lock()) {
             return; // re-entrant
@@ -415,9 +617,10 @@ impl Wcp {
         ls.log.push(LogEntry {
             thread: t,
             acq,
-            rel: None,
+            rel: OPEN,
+            rel_own: OPEN,
         });
-        let entry = ls.log.len() - 1;
+        let entry = ls.base + ls.log.len() - 1;
         let id = self.next_cs;
         self.next_cs += 1;
         let accessed = self.pool.pop().unwrap_or_default();
@@ -446,42 +649,34 @@ impl Wcp {
         {
             let ls = &mut self.locks[l];
             if t.index() >= ls.cursor.len() {
-                ls.cursor.resize(t.index() + 1, 0);
+                ls.cursor.resize(t.index() + 1, UNSET);
             }
             let (h, p) = (&self.h[t.index()], &mut self.p[t.index()]);
-            let fork = self.fork_clock[t.index()].map(|f| Self::stored(&self.arena, f));
             let mut cur = ls.cursor[t.index()];
-            while cur < ls.log.len() {
-                let e = ls.log[cur];
+            if cur == UNSET {
+                // The first release: every section `P_t` already holds (those released
+                // before this thread's fork, at least) passes.
+                cur = ls.base + ls.prefix_released_into(p);
+            }
+            // Sections dropped by a collection are released into `P_t` (or behind its
+            // cursor): they pass.
+            cur = cur.max(ls.base);
+            while let Some(&e) = ls.log.get(cur - ls.base) {
                 if e.thread == t {
                     cur += 1;
                     continue;
                 }
-                let Some(rel) = e.rel else { break };
-                // Released before this thread's fork: acq ⊑ rel ⊑ H_fork ⊑ P_t ⊑ C_t, so
-                // the entry passes and joining it changes nothing (H clocks: `rel ⊑ H_fork`
-                // iff the fork's clock has the release's own component).
-                let u = e.thread.index();
-                if fork.is_some_and(|f| {
-                    f.get(u).copied().unwrap_or(0) >= Self::stored(&self.arena, rel)[u]
-                }) {
-                    // Checked on small traces only: the check costs what the skip saves.
-                    debug_assert!(
-                        p.as_slice().len() > 64
-                            || (Self::le_c(&self.arena, e.acq, t, h, p)
-                                && Self::stored(&self.arena, rel)
-                                    .iter()
-                                    .enumerate()
-                                    .all(|(v, &x)| x <= p.get(ThreadId(v as u32)))),
-                        "a release before the fork is in P_t"
-                    );
-                    cur += 1;
-                    continue;
-                }
-                if !Self::le_c(&self.arena, e.acq, t, h, p) {
+                if e.rel == OPEN {
                     break;
                 }
-                Self::join_arena(&self.arena, rel, p);
+                // Released into P_t: acq ⊑ rel ⊑ P_t ⊑ C_t, so the entry passes and
+                // joining it changes nothing.
+                if !e.released_into(p) {
+                    if !Self::le_c(&self.arena, e.acq, t, h, p) {
+                        break;
+                    }
+                    Self::join_arena(&self.arena, e.rel, p);
+                }
                 cur += 1;
             }
             ls.cursor[t.index()] = cur;
@@ -503,7 +698,9 @@ impl Wcp {
         accessed.clear();
         self.pool.push(accessed);
         let ls = &mut self.locks[l];
-        ls.log[cs.entry].rel = Some(rel);
+        let e = &mut ls.log[cs.entry - ls.base];
+        e.rel = rel;
+        e.rel_own = own;
         ls.h.copy_from(h);
         ls.p.copy_from(&self.p[t.index()]);
         let _ = cs.id;
@@ -598,10 +795,21 @@ impl Analysis for Wcp {
     fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
         let t = ev.thread;
         self.ensure_thread(t);
+        if self.status[t.index()] & (SEEN | JOINED) != SEEN {
+            self.first_event(t, index);
+        }
         self.h[t.index()].increment(t);
         match ev.op {
-            Op::Acquire => self.acquire(t, ev),
-            Op::Release => self.release(t, ev),
+            Op::Acquire | Op::Release => {
+                if ev.op == Op::Acquire {
+                    self.acquire(t, ev);
+                } else {
+                    self.release(t, ev);
+                }
+                if self.arena.len() >= self.next_collect {
+                    self.collect();
+                }
+            }
             Op::Read | Op::Write => self.access(index, ev, t),
             Op::VolatileRead | Op::VolatileWrite => self.volatile(ev, t),
             Op::Fork => {
@@ -609,10 +817,14 @@ impl Analysis for Wcp {
                 if u != t {
                     self.ensure_thread(u);
                     let (a, b) = two(&mut self.h, t.index(), u.index());
+                    // The child's clocks hold the parent's components and its own.
+                    let n = a.len().max(u.index() + 1);
+                    b.reserve_threads(n);
                     b.join(a);
-                    self.p[u.index()].join(&self.h[t.index()]);
-                    let at = Self::store(&mut self.arena, self.h[t.index()].as_slice());
-                    self.fork_clock[u.index()] = Some(at);
+                    let p = &mut self.p[u.index()];
+                    p.reserve_threads(n);
+                    p.join(&self.h[t.index()]);
+                    self.status[u.index()] |= FORKED;
                 }
             }
             Op::Join => {
@@ -624,6 +836,10 @@ impl Analysis for Wcp {
                     let (a, b) = two(&mut self.h, t.index(), u.index());
                     a.join(b);
                     self.p[t.index()].join(&self.h[u.index()]);
+                    // A joined thread acts no more: its `P` is freed (its `H` stays, for
+                    // another join).
+                    self.p[u.index()] = VectorClock::new();
+                    self.status[u.index()] |= JOINED;
                 }
             }
             Op::Signal => {
@@ -653,6 +869,7 @@ impl Analysis for Wcp {
 fn build_report(a: &mut Wcp) -> RaceReport {
     let mut r = RaceReport::new(AnalysisKind::Wcp.name(), ReportKind::RacyEvents);
     a.racy.finish(&mut r);
+    r.incomplete = a.incomplete.take();
     if let Some((_, sink)) = a.pairs.as_mut() {
         sink.into_report(&mut r);
         r.notes
@@ -699,6 +916,170 @@ mod tests {
             });
             proptest::prop_assert_eq!(ahead_mask(&c, &p), want);
         }
+    }
+
+    /// A WCP engine that collects whenever the arena holds `min` components.
+    fn collecting(min: usize, pairs: bool) -> Wcp {
+        let mut w = if pairs { Wcp::with_pairs() } else { Wcp::new() };
+        w.collect_min = min;
+        w.next_collect = min;
+        w
+    }
+
+    /// Feeds `t` to `w`; returns the arena's peak length.
+    fn feed(w: &mut Wcp, t: &Trace) -> usize {
+        let mut peak = 0;
+        for (k, e) in t.events.iter().enumerate() {
+            w.on_event(k as u64, e, Side::default());
+            peak = peak.max(w.arena.len());
+        }
+        peak
+    }
+
+    /// Threads forked in turn, up to `overlap` alive at once, each running a few random
+    /// critical sections and accesses on `locks` locks and `vars` variables, joined in
+    /// fork order: what a program that starts a thread per task records.
+    fn thread_per_task(tasks: u32, overlap: u32, locks: u32, vars: u32, seed: u64) -> Trace {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = |n: u32| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % u64::from(n)) as u32
+        };
+        let mut ev = Vec::new();
+        let mut alive: Vec<u32> = Vec::new();
+        for u in 1..=tasks {
+            if alive.len() as u32 >= overlap {
+                ev.push(E::join(0, alive.remove(0)));
+            }
+            ev.push(E::fork(0, u));
+            alive.push(u);
+            for _ in 0..2 + next(4) {
+                let t = alive[next(alive.len() as u32) as usize];
+                let l = next(locks);
+                let inside = next(3) != 0;
+                if inside {
+                    ev.push(E::acquire(t, l));
+                }
+                for _ in 0..1 + next(2) {
+                    let v = next(vars);
+                    ev.push(if next(2) == 0 {
+                        E::read(t, v)
+                    } else {
+                        E::write(t, v)
+                    });
+                }
+                if inside {
+                    ev.push(E::release(t, l));
+                }
+            }
+            if next(4) == 0 {
+                let v = next(vars);
+                ev.push(E::write(0, v));
+            }
+        }
+        for u in alive {
+            ev.push(E::join(0, u));
+        }
+        Trace::from_events(ev)
+    }
+
+    /// Collecting (dropping passed critical sections and release entries, compacting the
+    /// arena) changes no racy event and no WCP-unordered pair: on generated traces (whose
+    /// main thread forks every thread first and waits, so little can be dropped; without
+    /// forks a thread may start after a collection, and the report must then say it is
+    /// incomplete) and on threads forked in turn, where every run drops.
+    #[test]
+    fn collecting_changes_no_answer() {
+        use crate::analysis::run_one;
+        use crate::gen::{GenConfig, Generator};
+        let mut traces = Vec::new();
+        for seed in 0..40u64 {
+            let cfg = GenConfig {
+                events: 2000,
+                threads: 2 + (seed % 5) as u32,
+                vars: 3,
+                locks: 1 + (seed % 3) as u32,
+                locs: 8,
+                fork_join: seed % 4 != 0,
+                seed,
+                ..GenConfig::default()
+            };
+            traces.push((Trace::read_from(&mut Generator::new(cfg)).unwrap(), false));
+            traces.push((
+                thread_per_task(150, 1 + (seed % 4) as u32, 2, 3, seed),
+                true,
+            ));
+        }
+        let mut incomplete = 0;
+        for (i, (t, drops)) in traces.iter().enumerate() {
+            for pairs in [false, true] {
+                let all = run_one(
+                    t,
+                    Box::new(if pairs { Wcp::with_pairs() } else { Wcp::new() }),
+                );
+                let mut w = collecting(64, pairs);
+                feed(&mut w, t);
+                assert!(w.dropped || !drops, "trace {i}: nothing dropped");
+                let collected = w.finish(&t.names);
+                if collected.incomplete.is_some() {
+                    incomplete += 1;
+                    continue;
+                }
+                assert_eq!(all.racy_set(), collected.racy_set(), "trace {i}");
+                assert_eq!(all.pair_set(), collected.pair_set(), "trace {i}");
+            }
+        }
+        assert!(
+            incomplete < traces.len() / 4,
+            "{incomplete} incomplete runs"
+        );
+    }
+
+    /// With a thread per task the arena holds what the live threads may still need, not
+    /// every critical section of the run.
+    #[test]
+    fn thread_per_task_memory_follows_the_live_threads() {
+        let t = thread_per_task(1500, 2, 2, 2, 7);
+        let run = |mut w: Wcp| (feed(&mut w, &t), w.finish(&t.names));
+        let (all, r_all) = run(Wcp::new());
+        let (collected, r) = run(collecting(1 << 12, false));
+        assert_eq!(r_all.racy_set(), r.racy_set());
+        // A few clocks of at most 1501 components, and the collection's own slack; without
+        // collections four clocks per task, quadratic in the tasks.
+        assert!(collected < 64 * 1501 + (1 << 12), "{collected} components");
+        assert!(
+            all > 1500 * 1500 / 4,
+            "{all} components without collections"
+        );
+    }
+
+    /// A thread that starts without a fork after a collection dropped something may need
+    /// it: the report says it is incomplete.
+    #[test]
+    fn an_unforked_thread_after_a_collection_is_reported() {
+        let mut ev = Vec::new();
+        for u in 1..40 {
+            ev.extend([
+                E::fork(0, u),
+                E::acquire(u, 0),
+                E::write(u, 0),
+                E::release(u, 0),
+                E::join(0, u),
+            ]);
+        }
+        ev.extend([E::acquire(40, 0), E::write(40, 0), E::release(40, 0)]);
+        let t = Trace::from_events(ev);
+        let mut w = collecting(8, false);
+        feed(&mut w, &t);
+        assert!(w.dropped);
+        let r = w.finish(&t.names);
+        assert!(
+            r.incomplete.as_deref().unwrap().contains("thread 40"),
+            "{r:?}"
+        );
+        assert!(analyze(&t).incomplete.is_none());
     }
 
     #[test]

@@ -89,6 +89,12 @@ impl VectorClock {
             .all(|(i, &a)| a <= other.c.get(i).copied().unwrap_or(0))
     }
 
+    /// Makes room for `threads` components without over-allocating, for a clock that will
+    /// hold about that many for the rest of its life (a forked thread's).
+    pub fn reserve_threads(&mut self, threads: usize) {
+        self.c.reserve_exact(threads.saturating_sub(self.c.len()));
+    }
+
     /// Number of stored components (threads seen so far).
     pub fn len(&self) -> usize {
         self.c.len()
