@@ -59,6 +59,7 @@ pub mod finish;
 pub mod online;
 pub mod process;
 pub mod real;
+pub mod stream;
 pub mod symbols;
 pub mod sync;
 mod tramp;

@@ -45,9 +45,11 @@ unsafe extern "C" fn fork_impl(pc: usize) -> pid_t {
     TLS.with(|t| t.busy.set(true));
     let stripes = crate::atomics::lock_all_for_fork();
     let online = crate::online::lock_for_fork();
+    let writer = crate::stream::lock_for_fork();
     // SAFETY: `fork` takes no argument; every runtime lock is held by this thread, so the
     // child's copies of them are consistent.
     let pid = unsafe { real() };
+    drop(writer);
     drop(online);
     drop(stripes);
     if pid == 0 {

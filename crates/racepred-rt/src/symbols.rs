@@ -62,37 +62,83 @@ unsafe extern "C" fn collect(
     0
 }
 
-/// Names of the given return addresses (absent: not in any module).
-pub fn symbolise(pcs: impl IntoIterator<Item = u64>) -> FxHashMap<u64, String> {
-    let mut mods: Vec<Module> = Vec::new();
-    // SAFETY: `collect` matches the callback type and only uses `data` as the `Vec` given.
-    unsafe {
-        libc::dl_iterate_phdr(Some(collect), (&mut mods as *mut Vec<Module>).cast());
+/// Names return addresses, keeping what it learnt: the module table (read again when an
+/// address is in no known module: a library loaded since) and each module's debug
+/// information, loaded once.
+#[derive(Default)]
+pub struct Symboliser {
+    mods: Vec<Module>,
+    loaders: FxHashMap<usize, Option<addr2line::Loader>>,
+    cwd: Option<PathBuf>,
+    read: bool,
+}
+
+impl Symboliser {
+    pub fn new() -> Symboliser {
+        Symboliser::default()
     }
-    let cwd = std::env::current_dir().ok();
-    let mut loaders: FxHashMap<usize, Option<addr2line::Loader>> = FxHashMap::default();
-    let mut out = FxHashMap::default();
-    for pc in pcs {
-        let probe = pc.wrapping_sub(1);
-        let Some(mi) = mods
+
+    fn read_modules(&mut self) {
+        let mut mods: Vec<Module> = Vec::new();
+        // SAFETY: `collect` matches the callback type and only uses `data` as the `Vec`
+        // given.
+        unsafe {
+            libc::dl_iterate_phdr(Some(collect), (&mut mods as *mut Vec<Module>).cast());
+        }
+        // Loaders are by module index: a new table starts them again.
+        self.mods = mods;
+        self.loaders.clear();
+        if !self.read {
+            self.cwd = std::env::current_dir().ok();
+            self.read = true;
+        }
+    }
+
+    fn module_of(&self, probe: u64) -> Option<usize> {
+        self.mods
             .iter()
             .position(|m| m.ranges.iter().any(|&(s, e)| s <= probe && probe < e))
-        else {
-            continue;
+    }
+
+    /// The name of return address `pc` (`None`: in no module).
+    pub fn name(&mut self, pc: u64) -> Option<String> {
+        let probe = pc.wrapping_sub(1);
+        if !self.read {
+            self.read_modules();
+        }
+        let mi = match self.module_of(probe) {
+            Some(mi) => mi,
+            None => {
+                self.read_modules();
+                self.module_of(probe)?
+            }
         };
-        let m = &mods[mi];
+        let m = &self.mods[mi];
         let svma = probe.wrapping_sub(m.bias);
-        let loader = loaders
+        let loader = self
+            .loaders
             .entry(mi)
             .or_insert_with(|| addr2line::Loader::new(&m.path).ok());
-        let name = loader
-            .as_ref()
-            .and_then(|l| source_line(l, svma, cwd.as_deref()))
-            .unwrap_or_else(|| {
-                let base = m.path.file_name().unwrap_or(m.path.as_os_str());
-                format!("{}+{:#x}", base.to_string_lossy(), svma)
-            });
-        out.insert(pc, name);
+        Some(
+            loader
+                .as_ref()
+                .and_then(|l| source_line(l, svma, self.cwd.as_deref()))
+                .unwrap_or_else(|| {
+                    let base = m.path.file_name().unwrap_or(m.path.as_os_str());
+                    format!("{}+{:#x}", base.to_string_lossy(), svma)
+                }),
+        )
+    }
+}
+
+/// Names of the given return addresses (absent: not in any module).
+pub fn symbolise(pcs: impl IntoIterator<Item = u64>) -> FxHashMap<u64, String> {
+    let mut s = Symboliser::new();
+    let mut out = FxHashMap::default();
+    for pc in pcs {
+        if let Some(n) = s.name(pc) {
+            out.insert(pc, n);
+        }
     }
     out
 }
