@@ -286,7 +286,20 @@ fn map(len: usize) -> *mut u8 {
     p.cast()
 }
 
+/// Written chunks kept for reuse: a chunk taken from here has its pages already mapped in
+/// (a new mapping's pages are faulted in and zeroed by the kernel on first write). Slots
+/// are swapped, so a chunk is taken by one thread only.
+static SPARE: [AtomicPtr<Chunk>; 16] = [const { AtomicPtr::new(null_mut()) }; 16];
+
 fn new_chunk() -> *mut Chunk {
+    for s in &SPARE {
+        if !s.load(Ordering::Relaxed).is_null() {
+            let c = s.swap(null_mut(), Ordering::Acquire);
+            if !c.is_null() {
+                return c;
+            }
+        }
+    }
     map(core::mem::size_of::<Chunk>()).cast()
 }
 
@@ -396,11 +409,22 @@ unsafe fn grow(b: *mut ThreadBuf) -> *mut Chunk {
 /// `c` is a chunk of `b` that its owner has left (the next one is linked) and that no one
 /// reads any more.
 pub unsafe fn free_chunk(b: *mut ThreadBuf, c: *mut Chunk) {
-    // SAFETY: the caller's contract; the chunk was mapped with exactly this size.
+    // SAFETY: the caller's contract: the chunk is ours; emptied, it is as a new one (the
+    // records past its length are never read).
     unsafe {
-        libc::munmap(c.cast(), core::mem::size_of::<Chunk>());
         (*b).freed.fetch_add(1, Ordering::Relaxed);
+        (*c).len.store(0, Ordering::Relaxed);
+        (*c).next.store(null_mut(), Ordering::Relaxed);
     }
+    for s in &SPARE {
+        if s.compare_exchange(null_mut(), c, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    // SAFETY: the caller's contract; the chunk was mapped with exactly this size.
+    unsafe { libc::munmap(c.cast(), core::mem::size_of::<Chunk>()) };
 }
 
 #[inline]
@@ -499,6 +523,22 @@ impl SpinGuard {
             }
         }
         SpinGuard(flag)
+    }
+
+    /// Takes `flag`, sleeping between tries: for a lock held for long (the writer's, for a
+    /// round), where spinning or yielding would take the processor from its holder.
+    pub fn lock_sleeping(flag: &'static AtomicBool) -> SpinGuard {
+        loop {
+            if let Some(g) = SpinGuard::try_lock(flag) {
+                return g;
+            }
+            let t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000,
+            };
+            // SAFETY: `t` is a valid duration; an interrupted sleep only tries sooner.
+            unsafe { libc::nanosleep(&t, null_mut()) };
+        }
     }
 
     /// Takes `flag` if it is free.

@@ -476,7 +476,9 @@ pub fn chunk_filled(backlog: usize) {
         return;
     }
     let locked = if backlog > BACKLOG {
-        Some(Locked::new())
+        Some(Locked {
+            _hold: SpinGuard::lock_sleeping(&LOCK),
+        })
     } else {
         Locked::try_new()
     };
