@@ -869,3 +869,35 @@ fn a_long_run_is_written_as_it_goes_in_bounded_memory() {
     assert_eq!(code, 1, "{report}");
     assert!(report.contains(&late), "{report}");
 }
+
+#[test]
+fn a_vectors_destruction_is_shown_with_the_function_that_destroyed_it() {
+    assert_pairs_at_lines("vector_race.cc", &[("RACE-STORE", "RACE-DESTROY")]);
+    let Some(trace) = record("vector_race.cc", "rpb") else {
+        return;
+    };
+    let (code, report) = analyze(&trace, "hbp");
+    assert_eq!(code, 1, "{report}");
+    // The free's stack: where `delete` ran, in the destroying function, then its caller;
+    // not the runtime's or the C library's frames of the thread's start.
+    let destroy = format!(
+        "vector_race.cc:{}:",
+        line_of("vector_race.cc", "RACE-DESTROY")
+    );
+    let call = format!(
+        "vector_race.cc:{}:",
+        line_of("vector_race.cc", "CALL-DESTROY")
+    );
+    let stack = report
+        .lines()
+        .find(|l| l.contains(" called from ") && l.contains(&destroy))
+        .unwrap_or_else(|| panic!("{report}"));
+    let (d, c) = (stack.find(&destroy).unwrap(), stack.find(&call));
+    assert!(
+        stack.contains(" in destroy_items()") && c.is_some_and(|c| d < c),
+        "{stack}"
+    );
+    for l in report.lines().filter(|l| l.contains(" called from ")) {
+        assert!(!l.contains("racepred-rt") && !l.contains("libc.so"), "{l}");
+    }
+}

@@ -347,6 +347,31 @@ impl Converter {
         stack.push(ctx);
     }
 
+    /// For the retirement `r` of a block that trace thread `t` frees: the context of the
+    /// free's writes, the thread's with the call of the freeing function on top (so a
+    /// free's stack starts where the program freed, as a stack of its accesses starts at
+    /// the access).
+    pub fn free_context(&mut self, t: ThreadId, r: &Rec) -> Option<u32> {
+        if r.kind() != Some(Kind::Retire) {
+            return None;
+        }
+        let (addr, pc) = (*self.frees.get(t.index())?)?;
+        if addr != r.addr || pc == 0 {
+            return None;
+        }
+        let parent = self.context(t);
+        let key = (parent, pc);
+        Some(match self.context_ids.get(&key) {
+            Some(&c) => c,
+            None => {
+                self.contexts.push(key);
+                let c = self.contexts.len() as u32;
+                self.context_ids.insert(key, c);
+                c
+            }
+        })
+    }
+
     /// The calling context of trace thread `t`'s next event (0: no call recorded).
     #[inline]
     pub fn context(&self, t: ThreadId) -> u32 {

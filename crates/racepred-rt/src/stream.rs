@@ -348,7 +348,10 @@ impl Writer {
                     }
                 }
             }
-            let ctx = self.conv.context(t);
+            let ctx = self
+                .conv
+                .free_context(t, &r)
+                .unwrap_or_else(|| self.conv.context(t));
             let events = &mut self.events;
             let res = self.conv.convert_with(t, &r, |ev, names| {
                 if let Some(s) = out.stacks.as_mut() {
@@ -377,10 +380,17 @@ impl Writer {
         if let Some(s) = out.stacks {
             let contexts: Vec<Vec<u64>> = self.conv.contexts().collect();
             let mut syms = self.conv.symbols.take().unwrap_or_default();
-            let names = contexts.into_iter().map(|frames| {
+            let names = contexts.into_iter().map(|mut frames| {
+                // A thread's outermost calls are from its start (this runtime's start
+                // routine, libc's call of `main`): not the program's.
+                while frames.len() > 1
+                    && frames.last().is_some_and(|&pc| syms.is_runtime_or_libc(pc))
+                {
+                    frames.pop();
+                }
                 frames
                     .into_iter()
-                    .map(|pc| syms.name(pc).unwrap_or_else(|| format!("{:#x}", pc - 1)))
+                    .map(|pc| syms.frame_name(pc))
                     .collect::<Vec<_>>()
             });
             let names: Vec<Vec<String>> = names.collect();

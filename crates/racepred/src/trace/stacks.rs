@@ -77,8 +77,12 @@ impl Stacks {
                     if id != s.contexts.len() + 1 {
                         return Err(bad(n, "contexts must be numbered 1, 2, … in order"));
                     }
-                    s.contexts
-                        .push(frames.split('\t').map(str::to_string).collect());
+                    // A context may have no frame left (the runtime hides a thread's
+                    // start): `c ID` alone.
+                    s.contexts.push(match frames {
+                        "" => Vec::new(),
+                        f => f.split('\t').map(str::to_string).collect(),
+                    });
                 }
                 "e" => {
                     let (ev, ctx) = rest.split_once(' ').ok_or_else(|| bad(n, "no context"))?;
@@ -181,6 +185,16 @@ mod tests {
         assert_eq!(s.of(4), ["f.c:5:1", "main.c:30:3"]);
         assert!(s.of(5).is_empty());
         assert_eq!(s.of(100), ["main.c:30:3"]);
+    }
+
+    #[test]
+    fn a_context_without_frames_reads_as_empty() {
+        let mut w = StacksWriter::new(Vec::new()).unwrap();
+        w.event(0, 1).unwrap();
+        let bytes = w.finish([Vec::<String>::new()]).unwrap();
+        assert_eq!(bytes, b"# racepred stacks 1\ne 0 1\nc 1\n");
+        let s = Stacks::read(&bytes[..]).unwrap();
+        assert!(s.of(0).is_empty());
     }
 
     #[test]
