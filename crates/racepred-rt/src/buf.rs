@@ -143,7 +143,8 @@ const RELAXED_LOADS: usize = 16;
 const MAX_HELD: usize = 64;
 
 /// A thread's buffer and per-thread state. Lives in `mmap`ed memory for the whole run (the
-/// merge at exit reads the buffers of threads that have ended).
+/// writer reads the buffers of threads that have ended); its chunks are freed by the
+/// writer once written (record mode).
 ///
 /// Who touches what: `tid`, `next_thread` and `first` are set before the buffer is
 /// published and never change (but in a forked child, alone); `cur` and [`Private`] are the

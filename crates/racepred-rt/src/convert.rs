@@ -1,6 +1,6 @@
 //! Records → racepred events: dense thread, variable, lock and location ids, named through
 //! racepred's name tables. One [`Converter`] sees every record of a run in stamp order:
-//! the merge at exit ([`crate::finish`]) and the online analysis ([`crate::online`]) both
+//! the writer ([`crate::stream`]) and the online analysis ([`crate::online`]) both
 //! feed it.
 //!
 //! Names: threads `T0` (the first thread to record, normally `main`), `T1`, … in creation
