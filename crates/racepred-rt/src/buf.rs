@@ -227,6 +227,9 @@ pub struct Tls {
     pub once_routine: Cell<Option<extern "C" fn()>>,
     pub once_control: Cell<usize>,
     pub once_pc: Cell<usize>,
+    /// Set while the thread holds the writer lock ([`crate::stream`]): a fatal signal
+    /// that interrupts it must not wait for that lock.
+    pub writing: Cell<bool>,
 }
 
 thread_local! {
@@ -238,6 +241,7 @@ thread_local! {
             once_routine: Cell::new(None),
             once_control: Cell::new(0),
             once_pc: Cell::new(0),
+            writing: Cell::new(false),
         }
     };
 }

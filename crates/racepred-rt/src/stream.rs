@@ -87,13 +87,22 @@ struct Locked {
 
 impl Locked {
     fn new() -> Locked {
-        Locked {
-            _hold: SpinGuard::lock(&LOCK),
-        }
+        Locked::held(SpinGuard::lock(&LOCK))
     }
 
     fn try_new() -> Option<Locked> {
-        SpinGuard::try_lock(&LOCK).map(|g| Locked { _hold: g })
+        SpinGuard::try_lock(&LOCK).map(Locked::held)
+    }
+
+    fn held(g: SpinGuard) -> Locked {
+        buf::TLS.with(|t| t.writing.set(true));
+        Locked { _hold: g }
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        buf::TLS.with(|t| t.writing.set(false));
     }
 }
 
@@ -486,9 +495,7 @@ pub fn chunk_filled(backlog: usize) {
         return;
     }
     let locked = if backlog > BACKLOG {
-        Some(Locked {
-            _hold: SpinGuard::lock_sleeping(&LOCK),
-        })
+        Some(Locked::held(SpinGuard::lock_sleeping(&LOCK)))
     } else {
         Locked::try_new()
     };
@@ -500,7 +507,14 @@ pub fn chunk_filled(backlog: usize) {
 }
 
 /// At the end of the run (or before an `exec`): writes what is left and ends the trace.
+/// Not from a signal that interrupted this thread's own round (the writer's state is
+/// half-updated; the trace is then not written).
 pub fn finish() -> racepred::Result<(Summary, PathBuf)> {
+    if buf::TLS.with(|t| t.writing.get()) {
+        return Err(racepred::Error::invalid(
+            "the program ended (a fatal signal) while this thread was writing the trace",
+        ));
+    }
     let mut w = Locked::new();
     let st = w.get_or_insert_with(Writer::new);
     st.round(true);
