@@ -533,16 +533,20 @@ impl SpinGuard {
     /// Takes `flag`, sleeping between tries: for a lock held for long (the writer's, for a
     /// round), where spinning or yielding would take the processor from its holder.
     pub fn lock_sleeping(flag: &'static AtomicBool) -> SpinGuard {
+        // Sleeps doubling from 50 µs to 1 ms: a round takes milliseconds, and each wake-up
+        // is a context switch on a processor the holder may need.
+        let mut ns = 50_000;
         loop {
             if let Some(g) = SpinGuard::try_lock(flag) {
                 return g;
             }
             let t = libc::timespec {
                 tv_sec: 0,
-                tv_nsec: 50_000,
+                tv_nsec: ns,
             };
             // SAFETY: `t` is a valid duration; an interrupted sleep only tries sooner.
             unsafe { libc::nanosleep(&t, null_mut()) };
+            ns = (ns * 2).min(1_000_000);
         }
     }
 
