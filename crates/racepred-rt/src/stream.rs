@@ -80,9 +80,18 @@ struct Slot(UnsafeCell<Option<Writer>>);
 unsafe impl Sync for Slot {}
 static STATE: Slot = Slot(UnsafeCell::new(None));
 
-/// The writer lock held, and through it the writer's state.
+unsafe extern "C" {
+    fn pthread_setcancelstate(state: libc::c_int, old: *mut libc::c_int) -> libc::c_int;
+}
+/// glibc's `PTHREAD_CANCEL_DISABLE`.
+const CANCEL_DISABLE: libc::c_int = 1;
+
+/// The writer lock held, and through it the writer's state. Cancellation of the thread is
+/// disabled meanwhile: the round writes to the trace file (`write` is a cancellation
+/// point), and a cancellation unwinding out of a hook would end the process.
 struct Locked {
     _hold: SpinGuard,
+    cancel: libc::c_int,
 }
 
 impl Locked {
@@ -96,12 +105,17 @@ impl Locked {
 
     fn held(g: SpinGuard) -> Locked {
         buf::TLS.with(|t| t.writing.set(true));
-        Locked { _hold: g }
+        let mut cancel = CANCEL_DISABLE;
+        // SAFETY: a valid state and out-parameter.
+        unsafe { pthread_setcancelstate(CANCEL_DISABLE, &mut cancel) };
+        Locked { _hold: g, cancel }
     }
 }
 
 impl Drop for Locked {
     fn drop(&mut self) {
+        // SAFETY: restores the state `held` found; the old-state pointer may be null.
+        unsafe { pthread_setcancelstate(self.cancel, core::ptr::null_mut()) };
         buf::TLS.with(|t| t.writing.set(false));
     }
 }
