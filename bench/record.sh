@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Overhead of `racepred record` and `racepred record --online`: the same programs and inputs
 # run natively (no instrumentation), under gcc's ThreadSanitizer (the real libtsan.so.2),
-# recorded (trace written at exit), and with FastTrack and PACER at 3% running online.
+# recorded (the trace written as the program runs), and with FastTrack and PACER at 1%
+# running online.
 #
 #   bench/record.sh [-n RUNS] [WORKDIR]
 #
-# Programs: pbzip2 (from Debian's source, built by tests/real/pbzip2.sh into WORKDIR;
-# skipped if it cannot be fetched) compressing and decompressing a 20 MB text with 2
-# threads; and `sum`, a C program of 4 threads summing arrays (50 passes over 4 x 100 000
+# Programs: `sum`, a C program of 4 threads summing arrays (50 passes over 4 x 100 000
 # ints, a mutex between passes): almost every instruction an instrumented access, the worst
-# case for any runtime. Times are wall-clock seconds, best of RUNS (default 3); peak RSS
-# from GNU time (bash 5 for $EPOCHREALTIME). Prints a markdown table per program: seconds, x native, x tsan, peak RSS,
-# and for `record` the trace's events and size.
+# case for any runtime; `barnes`, a Barnes-Hut-like n-body loop (2 048 bodies, 4 worker
+# threads, 6 steps: main builds a quadtree, the workers walk it for forces and move their
+# bodies, barriers between the phases); pbzip2 (from Debian's source, built by
+# tests/real/pbzip2.sh into WORKDIR; skipped if it cannot be fetched) compressing and
+# decompressing a 20 MB text with 2 threads. Then peak memory alone: `sum` with 250 passes
+# (10^8 instrumented reads), and `sparse`, one write per 4 KiB page of 512 MiB. Times are
+# wall-clock seconds, best of RUNS (default 3); peak RSS from GNU time (bash 5 for
+# $EPOCHREALTIME). Prints a markdown table per program: seconds, x native, x tsan, peak
+# RSS, and for `record` the trace's events and size.
 #
 # Environment: RACEPRED (default target/release/racepred, built if missing).
 
@@ -77,11 +82,11 @@ table() {
     row "racepred record" "$r_s" "$r_m" "$ev events, $size MB trace"
     read -r f_s f_m < <(measure "$RACEPRED" record --online fasttrack -o "$W/ft.txt" -- "${ts[@]}")
     row "record --online fasttrack" "$f_s" "$f_m" "$(head -1 "$W/ft.txt" | sed 's/ of .*//')"
-    read -r p_s p_m < <(measure "$RACEPRED" record --online pacer --rate 0.03 -o "$W/pacer.txt" -- "${ts[@]}")
-    row "record --online pacer --rate 0.03" "$p_s" "$p_m" "$(head -1 "$W/pacer.txt" | sed 's/ of .*//')"
+    read -r p_s p_m < <(measure "$RACEPRED" record --online pacer --rate 0.01 -o "$W/pacer.txt" -- "${ts[@]}")
+    row "record --online pacer --rate 0.01" "$p_s" "$p_m" "$(head -1 "$W/pacer.txt" | sed 's/ of .*//')"
 }
 
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); runs: best of $RUNS"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); runs: best of $RUNS; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- sum.c --------------------------------------------------------------------------------
 cat >"$W/sum.c" <<'EOF'
@@ -121,6 +126,101 @@ IN=/dev/null OUT=/dev/null
 SUM_NATIVE=("$W/sum-native") SUM_TSAN=("$W/sum-tsan")
 table "sum: 4 threads, 2·10^7 instrumented reads" SUM_NATIVE SUM_TSAN
 
+# --- barnes.c -----------------------------------------------------------------------------
+cat >"$W/barnes.c" <<'EOF'
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#define THREADS 4
+#define BODIES 2048
+#define STEPS 6
+typedef struct { double x, y, vx, vy, m; } Body;
+typedef struct Cell { double x0, y0, size, cx, cy, m; int body; struct Cell *kid[4]; } Cell;
+static Body b[BODIES];
+static Cell *pool;
+static int used;
+static Cell *root;
+static pthread_barrier_t bar;
+static Cell *cell(double x0, double y0, double size) {
+  Cell *c = &pool[used++];
+  c->x0 = x0, c->y0 = y0, c->size = size, c->cx = c->cy = c->m = 0, c->body = -1;
+  for (int i = 0; i < 4; i++) c->kid[i] = 0;
+  return c;
+}
+static void insert(Cell *c, int i, int depth) {
+  int leaf = c->body >= 0, empty = c->m == 0;
+  c->cx = (c->cx * c->m + b[i].x * b[i].m) / (c->m + b[i].m);
+  c->cy = (c->cy * c->m + b[i].y * b[i].m) / (c->m + b[i].m);
+  c->m += b[i].m;
+  if (empty) {
+    c->body = i;
+    return;
+  }
+  if (depth > 40) return;
+  double h = c->size / 2;
+  int ks[2] = {leaf ? c->body : -1, i};
+  c->body = -2;
+  for (int j = 0; j < 2; j++) {
+    int k = ks[j];
+    if (k < 0) continue;
+    int q = (b[k].x >= c->x0 + h) + 2 * (b[k].y >= c->y0 + h);
+    if (!c->kid[q]) c->kid[q] = cell(c->x0 + h * (q & 1), c->y0 + h * (q >> 1), h);
+    insert(c->kid[q], k, depth + 1);
+  }
+}
+static void force(Cell *c, int i, double *ax, double *ay) {
+  if (!c || c->m == 0 || c->body == i) return;
+  double dx = c->cx - b[i].x, dy = c->cy - b[i].y, d = sqrt(dx * dx + dy * dy) + 0.01;
+  if (c->body >= 0 || c->size / d < 0.5) {
+    *ax += c->m * dx / (d * d * d), *ay += c->m * dy / (d * d * d);
+    return;
+  }
+  for (int q = 0; q < 4; q++) force(c->kid[q], i, ax, ay);
+}
+static void *worker(void *arg) {
+  long id = (long)arg;
+  for (int s = 0; s < STEPS; s++) {
+    pthread_barrier_wait(&bar); /* main built the tree */
+    for (int i = id; i < BODIES; i += THREADS) {
+      double ax = 0, ay = 0;
+      force(root, i, &ax, &ay);
+      b[i].vx += ax * 1e-4, b[i].vy += ay * 1e-4;
+    }
+    pthread_barrier_wait(&bar); /* forces done */
+    for (int i = id; i < BODIES; i += THREADS) b[i].x += b[i].vx * 1e-3, b[i].y += b[i].vy * 1e-3;
+    pthread_barrier_wait(&bar); /* bodies moved */
+  }
+  return 0;
+}
+int main(void) {
+  pthread_t t[THREADS];
+  pool = malloc(sizeof(Cell) * BODIES * 48);
+  srand(1);
+  for (int i = 0; i < BODIES; i++)
+    b[i] = (Body){rand() / (double)RAND_MAX, rand() / (double)RAND_MAX, 0, 0, 1};
+  pthread_barrier_init(&bar, 0, THREADS + 1);
+  for (long i = 0; i < THREADS; i++) pthread_create(&t[i], 0, worker, (void *)i);
+  for (int s = 0; s < STEPS; s++) {
+    used = 0;
+    root = cell(-1, -1, 3);
+    for (int i = 0; i < BODIES; i++)
+      if (b[i].x > -1 && b[i].x < 2 && b[i].y > -1 && b[i].y < 2) insert(root, i, 0);
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar);
+  }
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], 0);
+  printf("%.6f %.6f\n", b[0].x, b[0].y);
+  return 0;
+}
+EOF
+gcc -O1 -g "$W/barnes.c" -o "$W/barnes-native" -lpthread -lm &&
+    gcc -fsanitize=thread -O1 -g "$W/barnes.c" -o "$W/barnes-tsan" -lpthread -lm || exit 1
+# shellcheck disable=SC2034
+B_NATIVE=("$W/barnes-native") B_TSAN=("$W/barnes-tsan")
+table "barnes: 2 048 bodies, 4 threads, 6 steps" B_NATIVE B_TSAN
+
 # --- pbzip2 -------------------------------------------------------------------------------
 if RACEPRED=$RACEPRED PBZIP2_KEEP_TRACES=0 bash "$ROOT/tests/real/pbzip2.sh" "$W/pbzip2" >"$W/pbzip2.log" 2>&1; then
     S=$W/pbzip2/pbzip2-1.1.13
@@ -141,3 +241,35 @@ else
     echo
     echo "pbzip2: $(tail -1 "$W/pbzip2.log")"
 fi
+
+# --- memory alone ---------------------------------------------------------------------------
+# peak RSS (MiB) of one run of CMD...
+peak() {
+    /usr/bin/time -f "%M" -o "$W/time.txt" "$@" </dev/null >/dev/null 2>"$W/err.txt" || true
+    echo $(($(tail -1 "$W/time.txt") / 1024))
+}
+sed 's/#define PASSES 50/#define PASSES 250/' "$W/sum.c" >"$W/sum250.c"
+gcc -fsanitize=thread -O1 -g "$W/sum250.c" -o "$W/sum250-tsan" -lpthread || exit 1
+cat >"$W/sparse.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#define SIZE (512L << 20)
+int main(void) {
+  char *p = malloc(SIZE);
+  for (long i = 0; i < SIZE; i += 4096) p[i] = (char)i;
+  long s = 0;
+  for (long i = 0; i < SIZE; i += 4096) s += p[i];
+  printf("%ld\n", s);
+  return 0;
+}
+EOF
+gcc -O1 -g "$W/sparse.c" -o "$W/sparse-native" &&
+    gcc -fsanitize=thread -O1 -g "$W/sparse.c" -o "$W/sparse-tsan" || exit 1
+echo
+echo "### peak memory (one run each)"
+echo
+echo "| program | native | gcc ThreadSanitizer | racepred record | record --online fasttrack |"
+echo "|---|---|---|---|---|"
+echo "| sum, 250 passes (10^8 reads) | - | $(peak "$W/sum250-tsan") MiB | $(peak "$RACEPRED" record -o "$W/t250.rpb" -- "$W/sum250-tsan") MiB | $(peak "$RACEPRED" record --online fasttrack -o "$W/ft250.txt" -- "$W/sum250-tsan") MiB |"
+rm -f "$W/t250.rpb"
+echo "| sparse: a write per 4 KiB page of 512 MiB | $(peak "$W/sparse-native") MiB | $(peak "$W/sparse-tsan") MiB | $(peak "$RACEPRED" record -o "$W/sp.rpb" -- "$W/sparse-tsan") MiB | $(peak "$RACEPRED" record --online fasttrack -o "$W/sp.txt" -- "$W/sparse-tsan") MiB |"

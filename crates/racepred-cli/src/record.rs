@@ -5,7 +5,8 @@
 //! The program is not changed: a temporary directory holding `libtsan.so.2` (a symbolic
 //! link to `libracepred_rt.so`) goes first on `LD_LIBRARY_PATH`, so only programs that
 //! need `libtsan.so.2` load it (an uninstrumented shell or helper started by the program
-//! does not). The runtime writes the trace at exit to `$RACEPRED_RECORD_OUT`;
+//! does not). The runtime writes the trace to `$RACEPRED_RECORD_OUT` as the program runs
+//! (it appears there, complete, at exit);
 //! `$RACEPRED_RECORD_PPID` (this process) tells the program itself from processes it
 //! starts, which write `NAME.PID.EXT` beside the trace.
 //!

@@ -821,3 +821,83 @@ fn reports_show_each_racing_access_with_its_call_sites() {
     assert!(frames.len() >= 2, "{result}");
     assert_eq!(result["stacks"].as_array().unwrap().len(), 2, "{result}");
 }
+
+#[test]
+fn a_long_run_is_written_as_it_goes_in_bounded_memory() {
+    let Some(exe) = compile("long_run.c") else {
+        return;
+    };
+    let trace = exe.with_file_name("long_run.rpb");
+    let out = run_record(&trace, &exe, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{err}", out.status);
+    assert_valid(&trace);
+    // The program's own peak memory, which holds every buffered event: 24 bytes an event
+    // kept to the end would be over 200 MB.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let peak_kb: u64 = stdout
+        .split_whitespace()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let stats = racepred().arg("stats").arg(&trace).output().unwrap();
+    let stats = String::from_utf8_lossy(&stats.stdout);
+    let events: u64 = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("events"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert!(events > 9_000_000, "{events} events");
+    assert!(
+        peak_kb < 120 * 1024,
+        "peak {peak_kb} kB for {events} events"
+    );
+    // The race of the loner's first write with main's late read, across the whole run.
+    let (code, report) = analyze(&trace, "hbp");
+    assert_eq!(code, 1, "{report}");
+    let (early, late) = (
+        format!("long_run.c:{}:", line_of("long_run.c", "RACE-EARLY")),
+        format!("long_run.c:{}:", line_of("long_run.c", "RACE-LATE")),
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.contains(&early) && l.contains(&late)),
+        "{report}"
+    );
+    let (code, report) = analyze(&trace, "shb");
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains(&late), "{report}");
+}
+
+#[test]
+fn a_vectors_destruction_is_shown_with_the_function_that_destroyed_it() {
+    assert_pairs_at_lines("vector_race.cc", &[("RACE-STORE", "RACE-DESTROY")]);
+    let Some(trace) = record("vector_race.cc", "rpb") else {
+        return;
+    };
+    let (code, report) = analyze(&trace, "hbp");
+    assert_eq!(code, 1, "{report}");
+    // The free's stack: where `delete` ran, in the destroying function, then its caller;
+    // not the runtime's or the C library's frames of the thread's start.
+    let destroy = format!(
+        "vector_race.cc:{}:",
+        line_of("vector_race.cc", "RACE-DESTROY")
+    );
+    let call = format!(
+        "vector_race.cc:{}:",
+        line_of("vector_race.cc", "CALL-DESTROY")
+    );
+    let stack = report
+        .lines()
+        .find(|l| l.contains(" called from ") && l.contains(&destroy))
+        .unwrap_or_else(|| panic!("{report}"));
+    let (d, c) = (stack.find(&destroy).unwrap(), stack.find(&call));
+    assert!(
+        stack.contains(" in destroy_items()") && c.is_some_and(|c| d < c),
+        "{stack}"
+    );
+    for l in report.lines().filter(|l| l.contains(" called from ")) {
+        assert!(!l.contains("racepred-rt") && !l.contains("libc.so"), "{l}");
+    }
+}

@@ -135,6 +135,12 @@ fn run<T>(
             }
             out = Some(v);
         } else {
+            if writes {
+                // Not recorded, but the trace's order of plain accesses follows it: a
+                // thread that reads this store stamps its next accesses after the
+                // writer's earlier ones (`crate::stream`).
+                crate::buf::tick();
+            }
             let v = op();
             if effects(&v, fenced).relaxed_read {
                 b.state().note_relaxed_load(a);

@@ -1,18 +1,22 @@
-//! Recording: per-thread event buffers stamped from one global sequence number.
+//! Recording: per-thread event buffers, stamped from one global sequence at
+//! synchronisation events only.
 //!
-//! Every hook ends in [`record`]: it takes the next number of the global sequence `SEQ` and
-//! appends a 24-byte [`Rec`] to the calling thread's buffer, a chain of `mmap`ed chunks that
-//! only that thread writes. Nothing here allocates with `malloc` or takes a lock; a chunk's
-//! length is published with a release store after its record is written, so the merge at
-//! exit ([`crate::finish`]) reads a consistent prefix of every buffer even while threads are
-//! still running.
+//! Every hook ends in [`record`] or [`access`]: it appends a 24-byte [`Rec`] to the calling
+//! thread's buffer, a chain of `mmap`ed chunks that only that thread writes. Nothing here
+//! allocates with `malloc` or takes a lock; a chunk's length is published with a release
+//! store after its record is written, so the writer ([`crate::stream`]) reads a consistent
+//! prefix of every buffer while threads are still running, and frees the chunks it has
+//! written.
 //!
-//! Order: `SEQ` is one atomic, and read-modify-writes of one atomic are totally ordered
-//! consistently with happens-before, so two stamps taken in threads ordered by a lock, a
-//! join or an atomic are in that order. Hence the SSHB §3 instrumentation (acquire stamped
-//! after the lock call returns, release stamped before the unlock call, both while the lock
-//! is held) gives each lock's events in execution order, and merging the buffers by stamp
-//! gives a well-formed trace.
+//! Stamps: a synchronisation record (and a free or retirement) takes the next number `s`
+//! of the global sequence `SEQ` (a read-modify-write, flagged by the thread's `pending`
+//! while in flight) and is stamped `2s + 1`; an access or a call only loads `SEQ` (no
+//! shared cache line is written per access) and is stamped `2k` for the value `k` loaded. Read-modify-writes of one atomic are totally ordered consistently with
+//! happens-before, so two stamps taken in threads ordered by a lock, a join or an atomic
+//! are in that order. Hence the SSHB §3 instrumentation (acquire stamped after the lock call
+//! returns, release stamped before the unlock call, both while the lock is held) gives each
+//! lock's events in execution order; why merging by stamp gives a valid trace is in
+//! [`crate::stream`].
 
 use core::cell::Cell;
 use core::ptr::null_mut;
@@ -121,12 +125,12 @@ impl Rec {
 }
 
 /// Records per chunk: 1.5 MiB, mapped lazily by the kernel.
-const CHUNK_RECS: usize = 1 << 16;
+pub const CHUNK_RECS: usize = 1 << 16;
 
 pub struct Chunk {
-    next: AtomicPtr<Chunk>,
-    len: AtomicUsize,
-    recs: [Rec; CHUNK_RECS],
+    pub next: AtomicPtr<Chunk>,
+    pub len: AtomicUsize,
+    pub recs: [Rec; CHUNK_RECS],
 }
 
 /// Most rwlocks one thread holds for writing at a time (nesting deeper is reported once and
@@ -139,18 +143,23 @@ const RELAXED_LOADS: usize = 16;
 const MAX_HELD: usize = 64;
 
 /// A thread's buffer and per-thread state. Lives in `mmap`ed memory for the whole run (the
-/// merge at exit reads the buffers of threads that have ended).
+/// writer reads the buffers of threads that have ended); its chunks are freed by the
+/// writer once written (record mode).
 ///
 /// Who touches what: `tid`, `next_thread` and `first` are set before the buffer is
 /// published and never change (but in a forked child, alone); `cur` and [`Private`] are the
 /// owning thread's alone (reached through its [`Own`]); chunks' records are read by others
-/// only up to their published length; `consumed` only under the online lock.
+/// only up to their published length; `consumed` only under the online lock; `pending` is
+/// set by the owner around a synchronisation stamp and read by the writer; `freed` counts
+/// the chunks the writer has freed.
 pub struct ThreadBuf {
     pub tid: u32,
-    next_thread: *mut ThreadBuf,
-    first: *mut Chunk,
+    pub next_thread: *mut ThreadBuf,
+    pub first: *mut Chunk,
     cur: *mut Chunk,
     own: Private,
+    pub pending: AtomicBool,
+    freed: AtomicUsize,
     /// Online mode: the pending accesses another thread has already handed to the analysis
     /// (at a free); read and written only under the online lock (relaxed).
     consumed: AtomicUsize,
@@ -172,9 +181,9 @@ pub struct Private {
     /// by acquiring them.
     held: [usize; MAX_HELD],
     n_held: usize,
-    /// The thread's latest stamp, which its call records carry (a stamp of its own taken
-    /// when its buffer was made, until its first event).
-    last_seq: u64,
+    /// Chunks this thread has mapped (the writer frees them: the difference is its
+    /// backlog).
+    made: usize,
 }
 
 /// The calling thread's own buffer while the thread is inside the runtime: made only by
@@ -218,6 +227,9 @@ pub struct Tls {
     pub once_routine: Cell<Option<extern "C" fn()>>,
     pub once_control: Cell<usize>,
     pub once_pc: Cell<usize>,
+    /// Set while the thread holds the writer lock ([`crate::stream`]): a fatal signal
+    /// that interrupts it must not wait for that lock.
+    pub writing: Cell<bool>,
 }
 
 thread_local! {
@@ -229,16 +241,17 @@ thread_local! {
             once_routine: Cell::new(None),
             once_control: Cell::new(0),
             once_pc: Cell::new(0),
+            writing: Cell::new(false),
         }
     };
 }
 
 /// The global sequence.
-static SEQ: AtomicU64 = AtomicU64::new(0);
+pub static SEQ: AtomicU64 = AtomicU64::new(0);
 /// Next thread id; the first thread to record (the main thread) gets 0.
 static NEXT_TID: AtomicU32 = AtomicU32::new(0);
 /// All thread buffers, newest first.
-static THREADS: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
+pub static THREADS: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
 /// Set when the trace is being written: nothing is recorded any more.
 pub static FINISHED: AtomicBool = AtomicBool::new(false);
 
@@ -278,7 +291,20 @@ fn map(len: usize) -> *mut u8 {
     p.cast()
 }
 
+/// Written chunks kept for reuse: a chunk taken from here has its pages already mapped in
+/// (a new mapping's pages are faulted in and zeroed by the kernel on first write). Slots
+/// are swapped, so a chunk is taken by one thread only.
+static SPARE: [AtomicPtr<Chunk>; 16] = [const { AtomicPtr::new(null_mut()) }; 16];
+
 fn new_chunk() -> *mut Chunk {
+    for s in &SPARE {
+        if !s.load(Ordering::Relaxed).is_null() {
+            let c = s.swap(null_mut(), Ordering::Acquire);
+            if !c.is_null() {
+                return c;
+            }
+        }
+    }
     map(core::mem::size_of::<Chunk>()).cast()
 }
 
@@ -307,14 +333,15 @@ pub fn create_buf(t: &Tls, tid: u32) -> *mut ThreadBuf {
     unsafe {
         // The mapping is zeroed: every other field starts as 0 / null / false.
         (*b).tid = tid;
-        // A stamp no other thread has, for call records before the first event.
-        (*b).own.last_seq = SEQ.fetch_add(1, Ordering::Relaxed);
         (*b).first = c;
         (*b).cur = c;
+        (*b).own.made = 1;
         let mut head = THREADS.load(Ordering::Relaxed);
+        // Sequentially consistent: a writer round that does not see this buffer loaded
+        // `SEQ` before any stamp this thread takes (see `crate::stream`).
         loop {
             (*b).next_thread = head;
-            match THREADS.compare_exchange_weak(head, b, Ordering::Release, Ordering::Relaxed) {
+            match THREADS.compare_exchange_weak(head, b, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(h) => head = h,
             }
@@ -355,6 +382,9 @@ unsafe fn push(b: *mut ThreadBuf, rec: Rec) {
     }
 }
 
+/// Links a new chunk after the full one; then, unless a synchronisation record is in
+/// flight (whose stamp would hold the writer's watermark back), lets the writer run.
+///
 /// # Safety
 /// As [`push`].
 #[cold]
@@ -362,12 +392,44 @@ unsafe fn push(b: *mut ThreadBuf, rec: Rec) {
 unsafe fn grow(b: *mut ThreadBuf) -> *mut Chunk {
     let c = new_chunk();
     // SAFETY: `b` is this thread's buffer; the new chunk is linked (release) before any
-    // record of it is published.
-    unsafe {
+    // record of it is published; `made` is the owner's, `pending` and `freed` atomics.
+    let (pending, backlog) = unsafe {
         (*(*b).cur).next.store(c, Ordering::Release);
         (*b).cur = c;
+        (*b).own.made += 1;
+        (
+            (*b).pending.load(Ordering::Relaxed),
+            (*b).own.made - (*b).freed.load(Ordering::Relaxed),
+        )
+    };
+    if !pending {
+        crate::stream::chunk_filled(backlog);
     }
     c
+}
+
+/// Frees chunk `c` of buffer `b`, written by the writer.
+///
+/// # Safety
+/// `c` is a chunk of `b` that its owner has left (the next one is linked) and that no one
+/// reads any more.
+pub unsafe fn free_chunk(b: *mut ThreadBuf, c: *mut Chunk) {
+    // SAFETY: the caller's contract: the chunk is ours; emptied, it is as a new one (the
+    // records past its length are never read).
+    unsafe {
+        (*b).freed.fetch_add(1, Ordering::Relaxed);
+        (*c).len.store(0, Ordering::Relaxed);
+        (*c).next.store(null_mut(), Ordering::Relaxed);
+    }
+    for s in &SPARE {
+        if s.compare_exchange(null_mut(), c, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    // SAFETY: the caller's contract; the chunk was mapped with exactly this size.
+    unsafe { libc::munmap(c.cast(), core::mem::size_of::<Chunk>()) };
 }
 
 #[inline]
@@ -421,13 +483,28 @@ pub fn push_now(b: &mut Own, kind: Kind, ns: u8, addr: usize, pc: usize) {
         }
         return;
     }
-    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-    b.state().last_seq = seq;
-    b.push(Rec {
-        seq,
-        addr: addr as u64,
-        info: info(kind, ns, pc as u64),
-    });
+    match kind {
+        // An access: the latest value of `SEQ` (a load: no shared line written).
+        Kind::Read | Kind::Write | Kind::FuncEntry | Kind::FuncExit => {
+            b.push(Rec::new(stamp(), kind, ns, addr as u64, pc as u64))
+        }
+        _ => b.push_sync(kind, ns, addr as u64, pc as u64),
+    }
+}
+
+/// Advances the global sequence without a record: accesses stamped after this are
+/// merged after the calling thread's accesses before it.
+#[inline]
+pub fn tick() {
+    SEQ.fetch_add(1, Ordering::SeqCst);
+}
+
+/// An access's stamp, from the global sequence's current value `k`: `2k`, below the
+/// synchronisation record stamped `k` (`2k + 1`) that may still come in another thread
+/// (a join of this one), above the one stamped `k - 1` it may have seen.
+#[inline(always)]
+fn stamp() -> u64 {
+    2 * SEQ.load(Ordering::Relaxed)
 }
 
 /// A spin lock's hold: taken by [`SpinGuard::lock`], released when dropped.
@@ -451,6 +528,34 @@ impl SpinGuard {
             }
         }
         SpinGuard(flag)
+    }
+
+    /// Takes `flag`, sleeping between tries: for a lock held for long (the writer's, for a
+    /// round), where spinning or yielding would take the processor from its holder.
+    pub fn lock_sleeping(flag: &'static AtomicBool) -> SpinGuard {
+        // Sleeps doubling from 50 µs to 1 ms: a round takes milliseconds, and each wake-up
+        // is a context switch on a processor the holder may need.
+        let mut ns = 50_000;
+        loop {
+            if let Some(g) = SpinGuard::try_lock(flag) {
+                return g;
+            }
+            let t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: ns,
+            };
+            // SAFETY: `t` is a valid duration; an interrupted sleep only tries sooner.
+            unsafe { libc::nanosleep(&t, null_mut()) };
+            ns = (ns * 2).min(1_000_000);
+        }
+    }
+
+    /// Takes `flag` if it is free.
+    #[inline]
+    pub fn try_lock(flag: &'static AtomicBool) -> Option<SpinGuard> {
+        flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| SpinGuard(flag))
     }
 }
 
@@ -490,6 +595,17 @@ impl Own {
     fn push(&mut self, rec: Rec) {
         // SAFETY: `self.0` is the calling thread's own buffer.
         unsafe { push(self.0, rec) }
+    }
+
+    /// Appends a synchronisation record with the next number of the global sequence,
+    /// flagged as in flight meanwhile (all sequentially consistent: see `crate::stream`).
+    fn push_sync(&mut self, kind: Kind, ns: u8, addr: u64, low: u64) {
+        // SAFETY: `pending` is an atomic of the thread's own, mapped buffer.
+        let pending = unsafe { &(*self.0).pending };
+        pending.store(true, Ordering::SeqCst);
+        let seq = 2 * SEQ.fetch_add(1, Ordering::SeqCst) + 1;
+        self.push(Rec::new(seq, kind, ns, addr, low));
+        pending.store(false, Ordering::SeqCst);
     }
 
     /// Online mode: appends an access to the thread's pending batch (its first chunk),
@@ -552,13 +668,19 @@ pub fn restart_in_child(pc: usize) {
             // SAFETY: `old` is this thread's own buffer, mapped until the loop below.
             kept = unsafe { (*old).own };
         }
+        // The chunks the parent's writer has not freed yet: from its cursors, or the first.
+        let starts = crate::stream::forget_in_child();
         let mut b = THREADS.swap(null_mut(), Ordering::AcqRel);
         while !b.is_null() {
             // SAFETY: no other thread exists in the child: nothing else reads or writes the
-            // buffers, and each chunk and buffer was mapped with exactly these sizes.
+            // buffers, and each chunk and buffer was mapped with exactly these sizes; the
+            // chunks before a cursor's are already unmapped.
             unsafe {
                 let next = (*b).next_thread;
-                let mut c = (*b).first;
+                let mut c = match starts.iter().find(|s| s.0 == b) {
+                    Some(s) => s.1,
+                    None => (*b).first,
+                };
                 while !c.is_null() {
                     let after = (*c).next.load(Ordering::Relaxed);
                     libc::munmap(c.cast(), core::mem::size_of::<Chunk>());
@@ -573,6 +695,7 @@ pub fn restart_in_child(pc: usize) {
         let (held, n) = (kept.held, kept.n_held);
         // Acquired again below.
         kept.n_held = 0;
+        kept.made = 1;
         *nb.state() = kept;
         for &m in &held[..n] {
             push_now(&mut nb, Kind::Acquire, ns::MEM, m, pc);
@@ -590,7 +713,7 @@ impl Default for Private {
             release_fenced: false,
             held: [0; MAX_HELD],
             n_held: 0,
-            last_seq: 0,
+            made: 0,
         }
     }
 }
@@ -628,19 +751,17 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
             }
             return;
         }
-        let seq0 = SEQ.fetch_add(words, Ordering::Relaxed);
-        b.state().last_seq = seq0 + words - 1;
+        let seq = stamp();
         for i in 0..words {
             let a = (first + 4 * i as usize) as u64;
-            b.push(Rec::new(seq0 + i, kind, ns::MEM, a, pc as u64));
+            b.push(Rec::new(seq, kind, ns::MEM, a, pc as u64));
         }
     })
 }
 
 /// Records a call (`entry`, from return address `pc`) or a return, for the calling
 /// contexts of the thread's events ([`crate::convert`]); not in online mode, which keeps
-/// no stacks. Stamped with the thread's latest stamp: no shared counter is touched, and
-/// the merge by stamp keeps the record in place among the thread's own.
+/// no stacks. Stamped as an access is.
 #[inline]
 pub fn call(entry: bool, pc: usize) {
     with_buf(|b| {
@@ -651,8 +772,7 @@ pub fn call(entry: bool, pc: usize) {
             true => (Kind::FuncEntry, pc as u64),
             false => (Kind::FuncExit, 0),
         };
-        let seq = b.state().last_seq;
-        b.push(Rec::new(seq, kind, ns::MEM, 0, pc));
+        b.push(Rec::new(stamp(), kind, ns::MEM, 0, pc));
     });
 }
 
@@ -738,49 +858,5 @@ impl Private {
         let n = self.n_relaxed_loads.min(RELAXED_LOADS);
         self.n_relaxed_loads = 0;
         (self.relaxed_loads, n)
-    }
-}
-
-/// A snapshot of one thread's records, for the merge.
-pub struct Snapshot {
-    pub tid: u32,
-    /// `(chunk records, count)` in order.
-    pub chunks: Vec<(*const Rec, usize)>,
-}
-
-/// Snapshots every thread's buffer (after [`FINISHED`] is set).
-pub fn snapshot() -> Vec<Snapshot> {
-    let mut out = Vec::new();
-    let mut b = THREADS.load(Ordering::Acquire);
-    while !b.is_null() {
-        // SAFETY: registered buffers and their chunks stay mapped; the chunk links and
-        // lengths are published with release stores and read here with acquire loads.
-        unsafe {
-            let mut chunks = Vec::new();
-            let mut c = (*b).first;
-            while !c.is_null() {
-                let n = (*c).len.load(Ordering::Acquire);
-                chunks.push(((*c).recs.as_ptr(), n));
-                c = (*c).next.load(Ordering::Acquire);
-            }
-            out.push(Snapshot {
-                tid: (*b).tid,
-                chunks,
-            });
-            b = (*b).next_thread;
-        }
-    }
-    out.sort_by_key(|s| s.tid);
-    out
-}
-
-impl Snapshot {
-    /// The records in stamp order.
-    pub fn iter(&self) -> impl Iterator<Item = &Rec> + '_ {
-        self.chunks
-            .iter()
-            // SAFETY: the first `n` records of a chunk were published before the snapshot
-            // and are never rewritten (nothing is recorded once `FINISHED` is set).
-            .flat_map(|&(p, n)| unsafe { core::slice::from_raw_parts(p, n) }.iter())
     }
 }

@@ -1,6 +1,6 @@
 //! Records → racepred events: dense thread, variable, lock and location ids, named through
 //! racepred's name tables. One [`Converter`] sees every record of a run in stamp order:
-//! the merge at exit ([`crate::finish`]) and the online analysis ([`crate::online`]) both
+//! the writer ([`crate::stream`]) and the online analysis ([`crate::online`]) both
 //! feed it.
 //!
 //! Names: threads `T0` (the first thread to record, normally `main`), `T1`, … in creation
@@ -15,51 +15,64 @@ use rustc_hash::FxHashMap;
 
 use crate::buf::{ns, Kind, Rec};
 
-/// Bytes per page of the address → variable table.
+/// The address → variable table: pages of 4 KiB, each a directory of 64-byte lines, each
+/// line a variable id per byte.
 const PAGE_BITS: u32 = 12;
-const PAGE: usize = 1 << PAGE_BITS;
+const LINE_BITS: u32 = 6;
+const LINE: usize = 1 << LINE_BITS;
+const LINES_PER_PAGE: usize = 1 << (PAGE_BITS - LINE_BITS);
 
-/// Variable ids (+ 1; 0 = none) of the addresses of one page, by byte offset.
-type Page = Box<[u32; PAGE]>;
+/// Variable ids (+ 1; 0 = none) of the addresses of one line, by byte offset.
+type Line = [u32; LINE];
+/// Line indices (+ 1; 0 = none) of one page's lines.
+type Dir = [u32; LINES_PER_PAGE];
 
-/// Variable ids of addresses, with retirement: a table per 4 KiB page of memory accessed
-/// (like a sanitizer's shadow, 4 bytes per byte of the pages in use), found through a hash
-/// map of pages with the last page used cached: consecutive accesses to nearby addresses
+/// Variable ids of addresses, with retirement. Like a sanitizer's shadow, but only the
+/// 64-byte lines accessed have a table (4 bytes per byte): a program touching one word per
+/// page costs about 0.5 KiB a page, a dense one 4 bytes per byte. Pages are found through
+/// a hash map, with the last line used cached: consecutive accesses to nearby addresses
 /// cost an array lookup, not a hash lookup.
 #[derive(Default)]
 struct Vars {
-    pages: FxHashMap<u64, Page>,
-    /// The page last used: (page number, its table).
-    last: Option<(u64, *mut [u32; PAGE])>,
+    /// Page number → index of its directory in `dirs`.
+    pages: FxHashMap<u64, u32>,
+    dirs: Vec<Dir>,
+    lines: Vec<Line>,
+    /// The line last used: (line number + 1, its index in `lines`); 0: none.
+    last: (u64, u32),
     /// Times an address was retired (its next variable's suffix).
     generation: FxHashMap<u64, u32>,
     /// Synchronisation variables by (name space, address); never retired.
     sync: FxHashMap<(u8, u64), u32>,
 }
 
-// SAFETY: the cached page pointer points into a `Box` owned by `pages`, which moves with
-// the `Vars`; nothing else holds it.
-unsafe impl Send for Vars {}
-
 impl Vars {
     #[inline]
     fn slot(&mut self, addr: u64) -> &mut u32 {
-        let page = addr >> PAGE_BITS;
-        let off = (addr as usize) & (PAGE - 1);
-        if let Some((p, t)) = self.last {
-            if p == page {
-                // SAFETY: `t` is the table of `page`, alive in `pages` (tables are never
-                // removed).
-                return unsafe { &mut (*t)[off] };
-            }
+        let line = (addr >> LINE_BITS) + 1;
+        let off = (addr as usize) & (LINE - 1);
+        if self.last.0 != line {
+            self.last = (line, self.line_of(addr));
         }
-        let t: *mut [u32; PAGE] = &mut **self
-            .pages
-            .entry(page)
-            .or_insert_with(|| vec![0u32; PAGE].into_boxed_slice().try_into().unwrap());
-        self.last = Some((page, t));
-        // SAFETY: `t` is the table of `page`, just taken from `pages`.
-        unsafe { &mut (*t)[off] }
+        &mut self.lines[self.last.1 as usize][off]
+    }
+
+    /// The index of `addr`'s line in `lines`, made if new.
+    #[cold]
+    #[inline(never)]
+    fn line_of(&mut self, addr: u64) -> u32 {
+        let dirs = &mut self.dirs;
+        let d = *self.pages.entry(addr >> PAGE_BITS).or_insert_with(|| {
+            dirs.push([0; LINES_PER_PAGE]);
+            (dirs.len() - 1) as u32
+        });
+        let i = ((addr >> LINE_BITS) as usize) & (LINES_PER_PAGE - 1);
+        let l = &mut self.dirs[d as usize][i];
+        if *l == 0 {
+            self.lines.push([0; LINE]);
+            *l = self.lines.len() as u32;
+        }
+        *l - 1
     }
 
     #[inline]
@@ -109,32 +122,42 @@ impl Vars {
             return;
         }
         let (first, last) = (addr >> PAGE_BITS, (end - 1) >> PAGE_BITS);
-        let mut clear = |page: u64, t: &mut [u32; PAGE], generation: &mut FxHashMap<u64, u32>| {
-            let base = page << PAGE_BITS;
-            let lo = addr.max(base) - base;
-            let hi = end.min(base + PAGE as u64) - base;
-            for off in lo..hi {
-                let s = &mut t[off as usize];
-                if *s != 0 {
-                    if let Some(f) = freed.as_deref_mut() {
-                        f.push(*s - 1);
+        let (dirs, lines, generation) = (&self.dirs, &mut self.lines, &mut self.generation);
+        let mut clear = |page: u64, d: u32| {
+            for (i, &l) in dirs[d as usize].iter().enumerate() {
+                if l == 0 {
+                    continue;
+                }
+                let base = (page << PAGE_BITS) + ((i as u64) << LINE_BITS);
+                if base >= end || base + LINE as u64 <= addr {
+                    continue;
+                }
+                let lo = addr.max(base) - base;
+                let hi = end.min(base + LINE as u64) - base;
+                let t = &mut lines[l as usize - 1];
+                for off in lo..hi {
+                    let s = &mut t[off as usize];
+                    if *s != 0 {
+                        if let Some(f) = freed.as_deref_mut() {
+                            f.push(*s - 1);
+                        }
+                        *s = 0;
+                        *generation.entry(base + off).or_insert(0) += 1;
                     }
-                    *s = 0;
-                    *generation.entry(base + off).or_insert(0) += 1;
                 }
             }
         };
         if last - first < self.pages.len() as u64 {
             for page in first..=last {
-                if let Some(t) = self.pages.get_mut(&page) {
-                    clear(page, t, &mut self.generation);
+                if let Some(&d) = self.pages.get(&page) {
+                    clear(page, d);
                 }
             }
         } else {
             // A large range (a thread's stack): the pages in use, not every page in it.
-            for (&page, t) in self.pages.iter_mut() {
+            for (&page, &d) in self.pages.iter() {
                 if (first..=last).contains(&page) {
-                    clear(page, t, &mut self.generation);
+                    clear(page, d);
                 }
             }
         }
@@ -164,6 +187,9 @@ pub struct Converter {
     context_ids: FxHashMap<(u32, u64), u32>,
     /// Per trace thread: its stack of contexts (the innermost last; empty: context 0).
     stacks: Vec<Vec<u32>>,
+    /// Names locations as they are met (a trace written while the program runs); without
+    /// it a new location is named by its address, to be symbolised at the end (online).
+    pub symbols: Option<crate::symbols::Symboliser>,
 }
 
 /// Deepest calling context kept: calls nested deeper share their parent's context.
@@ -200,8 +226,18 @@ impl Converter {
             self.last_loc = (pc, l);
             return l;
         }
-        // Not symbolised yet: the call instruction's address, until the end of the run.
-        let name = format!("{:#x}", pc - 1);
+        self.new_loc(pc)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_loc(&mut self, pc: u64) -> LocId {
+        // Without a symboliser: the call instruction's address, until the end of the run.
+        let name = self
+            .symbols
+            .as_mut()
+            .and_then(|s| s.name(pc))
+            .unwrap_or_else(|| format!("{:#x}", pc - 1));
         self.name_loc(pc, &name);
         self.locs[&pc]
     }
@@ -309,6 +345,31 @@ impl Converter {
             }
         };
         stack.push(ctx);
+    }
+
+    /// For the retirement `r` of a block that trace thread `t` frees: the context of the
+    /// free's writes, the thread's with the call of the freeing function on top (so a
+    /// free's stack starts where the program freed, as a stack of its accesses starts at
+    /// the access).
+    pub fn free_context(&mut self, t: ThreadId, r: &Rec) -> Option<u32> {
+        if r.kind() != Some(Kind::Retire) {
+            return None;
+        }
+        let (addr, pc) = (*self.frees.get(t.index())?)?;
+        if addr != r.addr || pc == 0 {
+            return None;
+        }
+        let parent = self.context(t);
+        let key = (parent, pc);
+        Some(match self.context_ids.get(&key) {
+            Some(&c) => c,
+            None => {
+                self.contexts.push(key);
+                let c = self.contexts.len() as u32;
+                self.context_ids.insert(key, c);
+                c
+            }
+        })
     }
 
     /// The calling context of trace thread `t`'s next event (0: no call recorded).

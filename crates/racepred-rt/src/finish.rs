@@ -1,7 +1,9 @@
-//! Writing the trace at the end of the run: merge the thread buffers by stamp, give
-//! threads, variables, locks and locations dense ids (through racepred's name tables),
-//! symbolise locations, and write racepred's binary format or STD by the output's
-//! extension with racepred's own writers.
+//! The end of the run: the trace's last records written and the trace ended
+//! ([`crate::stream`], which merges the thread buffers by stamp as the program runs, gives
+//! threads, variables, locks and locations dense ids through racepred's name tables,
+//! symbolises locations, and writes racepred's binary format or STD by the output's
+//! extension with racepred's own writers), or the online report written; the output's
+//! name; the fatal signals.
 //!
 //! Where: `$RACEPRED_RECORD_OUT` (set by `racepred record`), else `racepred-PID.rpb` in the
 //! working directory. A process that is not the one `racepred record` started (a child it
@@ -13,15 +15,10 @@
 //! Names: see [`crate::convert`]. In online mode ([`crate::online`]) the same path receives
 //! the analysis's report instead of a trace.
 
-use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use racepred::trace::{Format, NameKind};
-use rustc_hash::FxHashSet;
-
-use crate::buf::{self, Kind, FINISHED, TLS};
-use crate::convert::Converter;
+use crate::buf::{self, FINISHED, TLS};
 
 /// The process id and parent process id when the runtime started (0: `__tsan_init` never
 /// ran).
@@ -55,8 +52,8 @@ pub fn finish() {
         }
         return;
     }
-    match write_trace(&path) {
-        Ok(s) => buf::say(
+    match crate::stream::finish() {
+        Ok((s, path)) => buf::say(
             format!(
                 "racepred: recorded {} of {} ({}, {}) in {}\n",
                 counted(s.events, "event", "events"),
@@ -111,11 +108,13 @@ pub fn before_exec() -> std::ffi::CString {
 /// After an `exec` that failed: recording goes on; the trace is written again, whole, at
 /// the end (an online analysis has written its report and analyses nothing more).
 pub fn after_failed_exec() {
+    crate::stream::resume();
     TLS.with(|t| t.busy.set(false));
     FINISHED.store(false, Ordering::SeqCst);
 }
 
-fn output_path() -> PathBuf {
+/// Where this process writes its trace (or online report).
+pub fn output_path() -> PathBuf {
     let pid = std::process::id() as i32;
     let generation = exec_generation(pid);
     let Some(out) = env("RACEPRED_RECORD_OUT") else {
@@ -151,100 +150,6 @@ fn with_tag(p: &Path, tag: &str) -> PathBuf {
         _ => format!("{name}.{tag}"),
     };
     p.with_file_name(new)
-}
-
-struct Summary {
-    events: u64,
-    threads: usize,
-    vars: usize,
-    locks: usize,
-}
-
-fn write_trace(path: &Path) -> racepred::Result<Summary> {
-    let snaps = buf::snapshot();
-    // Locations first: every distinct return address, symbolised once.
-    // Call sites too, for the calling contexts.
-    let mut pcs = FxHashSet::default();
-    let mut calls = FxHashSet::default();
-    for s in &snaps {
-        for r in s.iter() {
-            match r.kind() {
-                Some(Kind::Retire) | Some(Kind::FuncExit) => {}
-                Some(Kind::FuncEntry) => {
-                    calls.insert(r.low());
-                }
-                _ if r.low() != 0 => {
-                    pcs.insert(r.low());
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut conv = Converter::new();
-    let syms = crate::symbols::symbolise(pcs.iter().chain(calls.iter()).copied());
-    let mut sorted: Vec<u64> = pcs.into_iter().collect();
-    sorted.sort_unstable();
-    for pc in sorted {
-        match syms.get(&pc) {
-            Some(n) => conv.name_loc(pc, n),
-            None => conv.name_loc(pc, &format!("{:#x}", pc - 1)),
-        }
-    }
-
-    let format = Format::from_path(path).unwrap_or(Format::Binary);
-    let mut w = racepred::trace::write::create(path, format)?;
-    // The events' calling contexts, beside the trace (none without calls: no file).
-    let stacks_path = racepred::trace::stacks::sidecar(path);
-    let _ = std::fs::remove_file(&stacks_path);
-    let mut stacks = if calls.is_empty() {
-        None
-    } else {
-        let f = std::io::BufWriter::new(std::fs::File::create(&stacks_path)?);
-        Some(racepred::trace::stacks::StacksWriter::new(f)?)
-    };
-
-    // Merge by stamp: a heap of each thread's next record.
-    let mut iters: Vec<_> = snaps.iter().map(|s| s.iter().peekable()).collect();
-    let mut heap = BinaryHeap::new();
-    for (i, it) in iters.iter_mut().enumerate() {
-        if let Some(r) = it.peek() {
-            heap.push(std::cmp::Reverse((r.seq, i)));
-        }
-    }
-    let mut events = 0u64;
-    while let Some(std::cmp::Reverse((_, i))) = heap.pop() {
-        // This thread's records up to the next thread's first stamp go out as one run
-        // (stamps are unique: the first is below the limit).
-        let limit = heap.peek().map_or(u64::MAX, |std::cmp::Reverse((s, _))| *s);
-        let t = conv.thread(snaps[i].tid);
-        while let Some(r) = iters[i].next_if(|r| r.seq < limit) {
-            let ctx = conv.context(t);
-            conv.convert_with(t, r, |ev, names| {
-                if let Some(s) = stacks.as_mut() {
-                    s.event(events, ctx)?;
-                }
-                events += 1;
-                w.write_event(ev, names, &[], None)
-            })?;
-        }
-        if let Some(next) = iters[i].peek() {
-            heap.push(std::cmp::Reverse((next.seq, i)));
-        }
-    }
-    w.finish()?;
-    if let Some(s) = stacks {
-        let name = |pc: u64| match syms.get(&pc) {
-            Some(n) => n.clone(),
-            None => format!("{:#x}", pc - 1),
-        };
-        s.finish(conv.contexts().map(|frames| frames.into_iter().map(name)))?;
-    }
-    Ok(Summary {
-        events,
-        threads: conv.names.table(NameKind::Thread).len(),
-        vars: conv.names.table(NameKind::Var).len(),
-        locks: conv.names.table(NameKind::Lock).len(),
-    })
 }
 
 /// Signals whose default action ends the process: on these the trace (or online report) is

@@ -14,28 +14,32 @@
 //!   at the fork), the `exec` family (the trace written first), `_exit`, `abort`.
 //! - [`real`]: the interposed functions' real definitions, each typed once.
 //! - [`annotations`]: ThreadSanitizer's annotation interface.
-//! - [`buf`]: per-thread buffers stamped from one global sequence; [`finish`] merges them
-//!   at exit, [`convert`] names threads, variables and locks, [`symbols`] names locations
-//!   `file:line:col`.
+//! - [`buf`]: per-thread buffers, stamped from one global sequence at synchronisation
+//!   events; [`stream`] merges them by stamp under a watermark and writes the trace while
+//!   the program runs (freeing what it wrote), [`finish`] ends it at exit, [`convert`]
+//!   names threads, variables and locks, [`symbols`] names locations `file:line:col`.
 //! - [`online`]: `racepred record --online ANALYSIS` — the analysis runs in the program,
 //!   event by event, and its report is written at exit instead of the trace.
 //!
 //! Rules every hook follows:
 //!
 //! - **Reentrancy**: a per-thread flag (`busy`); a hook reached from inside the runtime
-//!   (from a signal handler, from the merge at exit, from `fork`'s atfork handlers) only
+//!   (from a signal handler, from the writer's round, from `fork`'s atfork handlers) only
 //!   forwards, so no runtime lock is ever taken twice by one thread.
-//! - **Locks**: recording takes no lock per event (per-thread buffers, one atomic stamp);
-//!   the only locks are spin locks: an atomic's stripe lock (around a recorded atomic
-//!   operation) and, online, the analysis lock ([`online`]), always in that order (a hook
-//!   holding the online lock takes no stripe lock). `fork` takes them all in that order.
-//! - **Allocation**: recording a trace never calls `malloc` (buffers are `mmap`ed). Online,
-//!   the analysis allocates under its lock; this is safe because the runtime interposes no
+//! - **Locks**: recording takes no lock per event (per-thread buffers; an access loads
+//!   the global sequence, a synchronisation event increments it); the only locks are spin
+//!   locks: an atomic's stripe lock (around a recorded atomic operation), online the
+//!   analysis lock ([`online`]), and the writer lock ([`stream`], taken by a thread that
+//!   filled a buffer chunk), always in that order (a hook holding the online lock takes no
+//!   stripe lock; the writer takes no other). `fork` takes them all in that order.
+//! - **Allocation**: appending an event never calls `malloc` (buffers are `mmap`ed). The
+//!   writer's round (per filled chunk of 65 536 events, not per event) and the online
+//!   analysis allocate under their locks; this is safe because the runtime interposes no
 //!   allocation function but `free` / `realloc` / `delete`, whose hooks record before they
-//!   call the allocator: no thread holds an allocator lock while it waits for the online
-//!   lock, and the holder of the online lock never waits for a hook. (`pthread_create`
-//!   allocates its small start record outside any runtime lock; the merge at exit
-//!   allocates freely, with every hook passing through.)
+//!   call the allocator: no thread holds an allocator lock while it waits for one of these
+//!   locks, and their holders never wait for a hook. (`pthread_create` allocates its small
+//!   start record outside any runtime lock; the end of the run allocates freely, with
+//!   every hook passing through.)
 //! - **No panic** (a panic cannot unwind out of an `extern "C"` function: it aborts the
 //!   program), but for a broken internal invariant.
 //! - **Unsafe**: every `unsafe` block says why its contract holds (`// SAFETY:`, enforced
@@ -59,6 +63,7 @@ pub mod finish;
 pub mod online;
 pub mod process;
 pub mod real;
+pub mod stream;
 pub mod symbols;
 pub mod sync;
 mod tramp;

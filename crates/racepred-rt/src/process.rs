@@ -1,8 +1,8 @@
 //! The process's own life: `fork` (and `vfork`), the `exec` family, `_exit`, `abort`.
 //!
 //! **fork**: as ThreadSanitizer does (`ForkBefore` / `ForkChildAfter`), the forking thread
-//! takes every runtime lock first (the atomics' stripe locks, then the online lock: the
-//! order in which a hook nests them), so no other thread is inside the runtime when the
+//! takes every runtime lock first (the atomics' stripe locks, then the online lock, then
+//! the writer's: the order in which a hook nests them), so no other thread is inside the runtime when the
 //! process is copied; the real `fork` runs with the thread marked as inside the runtime
 //! (the `pthread_atfork` handlers it runs are not recorded); then both processes free the
 //! locks. The child keeps only its own thread: the parent's buffers (or online analysis)
@@ -17,8 +17,9 @@
 //! `execlp`, `execle`, `fexecve`, `execveat`) writes the trace first — the new image
 //! starts with nothing of this one — and passes `$RACEPRED_RECORD_EXECED=PID:N` to the new
 //! image, which names its own trace `NAME.PID.execN.EXT`. If the exec fails, recording
-//! goes on and the whole trace is written again at exit (an online analysis has written
-//! its report and stops).
+//! goes on into the same trace (its events written so far are copied into a new one,
+//! [`crate::stream`]), written whole again at exit (an online analysis has written its
+//! report and stops).
 
 use core::ffi::{c_char, c_int};
 
@@ -45,9 +46,11 @@ unsafe extern "C" fn fork_impl(pc: usize) -> pid_t {
     TLS.with(|t| t.busy.set(true));
     let stripes = crate::atomics::lock_all_for_fork();
     let online = crate::online::lock_for_fork();
+    let writer = crate::stream::lock_for_fork();
     // SAFETY: `fork` takes no argument; every runtime lock is held by this thread, so the
     // child's copies of them are consistent.
     let pid = unsafe { real() };
+    drop(writer);
     drop(online);
     drop(stripes);
     if pid == 0 {

@@ -1,4 +1,4 @@
-//! Return addresses → `file:line:col`, at the end of the run.
+//! Return addresses → `file:line:col`, as the trace is written (online: at the end).
 //!
 //! The module table comes from `dl_iterate_phdr` (the executable, PIE or not, and every
 //! shared library with its load bias and `PT_LOAD` ranges; the same facts as
@@ -62,37 +62,119 @@ unsafe extern "C" fn collect(
     0
 }
 
-/// Names of the given return addresses (absent: not in any module).
-pub fn symbolise(pcs: impl IntoIterator<Item = u64>) -> FxHashMap<u64, String> {
-    let mut mods: Vec<Module> = Vec::new();
-    // SAFETY: `collect` matches the callback type and only uses `data` as the `Vec` given.
-    unsafe {
-        libc::dl_iterate_phdr(Some(collect), (&mut mods as *mut Vec<Module>).cast());
+/// Names return addresses, keeping what it learnt: the module table (read again when an
+/// address is in no known module: a library loaded since) and each module's debug
+/// information, loaded once.
+#[derive(Default)]
+pub struct Symboliser {
+    mods: Vec<Module>,
+    loaders: FxHashMap<usize, Option<addr2line::Loader>>,
+    cwd: Option<PathBuf>,
+    read: bool,
+}
+
+impl Symboliser {
+    pub fn new() -> Symboliser {
+        Symboliser::default()
     }
-    let cwd = std::env::current_dir().ok();
-    let mut loaders: FxHashMap<usize, Option<addr2line::Loader>> = FxHashMap::default();
-    let mut out = FxHashMap::default();
-    for pc in pcs {
-        let probe = pc.wrapping_sub(1);
-        let Some(mi) = mods
+
+    fn read_modules(&mut self) {
+        let mut mods: Vec<Module> = Vec::new();
+        // SAFETY: `collect` matches the callback type and only uses `data` as the `Vec`
+        // given.
+        unsafe {
+            libc::dl_iterate_phdr(Some(collect), (&mut mods as *mut Vec<Module>).cast());
+        }
+        // Loaders are by module index: a new table starts them again.
+        self.mods = mods;
+        self.loaders.clear();
+        if !self.read {
+            self.cwd = std::env::current_dir().ok();
+            self.read = true;
+        }
+    }
+
+    fn module_of(&self, probe: u64) -> Option<usize> {
+        self.mods
             .iter()
             .position(|m| m.ranges.iter().any(|&(s, e)| s <= probe && probe < e))
-        else {
-            continue;
+    }
+
+    /// Whether return address `pc` is in this runtime or in the C library: a frame of a
+    /// thread's start (the runtime's start routine, libc's call of `main`), not of the
+    /// program.
+    pub fn is_runtime_or_libc(&mut self, pc: u64) -> bool {
+        if !self.read {
+            self.read_modules();
+        }
+        let Some(mi) = self.module_of(pc.wrapping_sub(1)) else {
+            return false;
         };
-        let m = &mods[mi];
+        let m = &self.mods[mi];
+        let own = Symboliser::is_runtime_or_libc as *const () as usize as u64;
+        m.ranges.iter().any(|&(s, e)| s <= own && own < e)
+            || m.path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"))
+    }
+
+    /// The name of return address `pc` as a frame of a stack: its location and the
+    /// function it is in (`file:line:col in f`).
+    pub fn frame_name(&mut self, pc: u64) -> String {
+        let probe = pc.wrapping_sub(1);
+        let found = self.name(pc).and_then(|_| {
+            let mi = self.module_of(probe)?;
+            let m = &self.mods[mi];
+            let svma = probe.wrapping_sub(m.bias);
+            let l = self.loaders.get(&mi)?.as_ref()?;
+            source_line_in(l, svma, self.cwd.as_deref())
+        });
+        match found {
+            Some((loc, Some(f))) => format!("{loc} in {}", demangle(&f)),
+            Some((loc, None)) => loc,
+            None => self.name(pc).unwrap_or_else(|| format!("{:#x}", pc - 1)),
+        }
+    }
+
+    /// The name of return address `pc` (`None`: in no module).
+    pub fn name(&mut self, pc: u64) -> Option<String> {
+        let probe = pc.wrapping_sub(1);
+        if !self.read {
+            self.read_modules();
+        }
+        let mi = match self.module_of(probe) {
+            Some(mi) => mi,
+            None => {
+                self.read_modules();
+                self.module_of(probe)?
+            }
+        };
+        let m = &self.mods[mi];
         let svma = probe.wrapping_sub(m.bias);
-        let loader = loaders
+        let loader = self
+            .loaders
             .entry(mi)
             .or_insert_with(|| addr2line::Loader::new(&m.path).ok());
-        let name = loader
-            .as_ref()
-            .and_then(|l| source_line(l, svma, cwd.as_deref()))
-            .unwrap_or_else(|| {
-                let base = m.path.file_name().unwrap_or(m.path.as_os_str());
-                format!("{}+{:#x}", base.to_string_lossy(), svma)
-            });
-        out.insert(pc, name);
+        Some(
+            loader
+                .as_ref()
+                .and_then(|l| source_line(l, svma, self.cwd.as_deref()))
+                .unwrap_or_else(|| {
+                    let base = m.path.file_name().unwrap_or(m.path.as_os_str());
+                    format!("{}+{:#x}", base.to_string_lossy(), svma)
+                }),
+        )
+    }
+}
+
+/// Names of the given return addresses (absent: not in any module).
+pub fn symbolise(pcs: impl IntoIterator<Item = u64>) -> FxHashMap<u64, String> {
+    let mut s = Symboliser::new();
+    let mut out = FxHashMap::default();
+    for pc in pcs {
+        if let Some(n) = s.name(pc) {
+            out.insert(pc, n);
+        }
     }
     out
 }
@@ -104,15 +186,33 @@ fn is_system(file: &str) -> bool {
 /// `file:line:col` of `svma`: the innermost inlined frame outside the system headers, else
 /// the innermost frame with a line.
 fn source_line(l: &addr2line::Loader, svma: u64, cwd: Option<&Path>) -> Option<String> {
+    source_line_in(l, svma, cwd).map(|(loc, _)| loc)
+}
+
+/// [`source_line`] and the function that line is in (mangled): the chosen frame's, or,
+/// when every frame is in the system headers, the outermost (the function the code was
+/// inlined into: `std::vector`'s destructor rather than the allocator's `deallocate`).
+fn source_line_in(
+    l: &addr2line::Loader,
+    svma: u64,
+    cwd: Option<&Path>,
+) -> Option<(String, Option<Vec<u8>>)> {
     let mut frames = l.find_frames(svma).ok()?;
     let mut first: Option<(String, u32, u32)> = None;
     let mut chosen = None;
+    let mut function = None;
     while let Ok(Some(f)) = frames.next() {
-        let Some(loc) = f.location else { continue };
+        let name = f.function.as_ref().map(|n| n.name.to_vec());
+        let Some(loc) = f.location else {
+            function = name.or(function);
+            continue;
+        };
         let (Some(file), Some(line)) = (loc.file, loc.line) else {
+            function = name.or(function);
             continue;
         };
         let here = (file.to_string(), line, loc.column.unwrap_or(0));
+        function = name.or(function);
         if !is_system(file) {
             chosen = Some(here);
             break;
@@ -124,9 +224,55 @@ fn source_line(l: &addr2line::Loader, svma: u64, cwd: Option<&Path>) -> Option<S
         Some(rel) => rel.to_string_lossy().into_owned(),
         None => file,
     };
-    Some(if col > 0 {
+    let loc = if col > 0 {
         format!("{shown}:{line}:{col}")
     } else {
         format!("{shown}:{line}")
-    })
+    };
+    Some((loc, function))
+}
+
+/// A C++ name demangled by the C++ library's `__cxa_demangle` when the program has it
+/// loaded, else as it is.
+fn demangle(raw: &[u8]) -> String {
+    let plain = || String::from_utf8_lossy(raw).into_owned();
+    if !raw.starts_with(b"_Z") {
+        return plain();
+    }
+    type Demangle = unsafe extern "C" fn(
+        *const libc::c_char,
+        *mut libc::c_char,
+        *mut usize,
+        *mut libc::c_int,
+    ) -> *mut libc::c_char;
+    // SAFETY: a lookup by a C string name in the loaded modules.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__cxa_demangle".as_ptr()) };
+    let Ok(name) = std::ffi::CString::new(raw) else {
+        return plain();
+    };
+    if f.is_null() {
+        return plain();
+    }
+    // SAFETY: `__cxa_demangle` has this C++ ABI signature.
+    let f: Demangle = unsafe { core::mem::transmute::<*mut libc::c_void, Demangle>(f) };
+    let mut status = 0;
+    // SAFETY: a C string, no output buffer (it allocates one with `malloc`), a valid
+    // status out-parameter.
+    let out = unsafe {
+        f(
+            name.as_ptr(),
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            &mut status,
+        )
+    };
+    if out.is_null() || status != 0 {
+        return plain();
+    }
+    // SAFETY: on success `out` is a C string allocated with `malloc`, ours to free once.
+    unsafe {
+        let s = CStr::from_ptr(out).to_string_lossy().into_owned();
+        libc::free(out.cast());
+        s
+    }
 }

@@ -77,8 +77,12 @@ impl Stacks {
                     if id != s.contexts.len() + 1 {
                         return Err(bad(n, "contexts must be numbered 1, 2, … in order"));
                     }
-                    s.contexts
-                        .push(frames.split('\t').map(str::to_string).collect());
+                    // A context may have no frame left (the runtime hides a thread's
+                    // start): `c ID` alone.
+                    s.contexts.push(match frames {
+                        "" => Vec::new(),
+                        f => f.split('\t').map(str::to_string).collect(),
+                    });
                 }
                 "e" => {
                     let (ev, ctx) = rest.split_once(' ').ok_or_else(|| bad(n, "no context"))?;
@@ -136,7 +140,16 @@ impl<W: Write> StacksWriter<W> {
             return Ok(());
         }
         self.last = ctx;
-        writeln!(self.w, "e {index} {ctx}")
+        // Digits by hand: a call-heavy run changes context at every call and return, and
+        // `writeln!`'s formatting machinery costs more than the line's bytes.
+        let mut line = [0u8; 2 + 20 + 1 + 10 + 1];
+        line[..2].copy_from_slice(b"e ");
+        let mut n = 2 + put_digits(&mut line[2..], index);
+        line[n] = b' ';
+        n += 1;
+        n += put_digits(&mut line[n..], u64::from(ctx));
+        line[n] = b'\n';
+        self.w.write_all(&line[..n + 1])
     }
 
     /// Writes the contexts 1, 2, …: each one's frames, innermost first.
@@ -155,6 +168,23 @@ impl<W: Write> StacksWriter<W> {
         self.w.flush()?;
         Ok(self.w)
     }
+}
+
+/// Writes `v` in decimal at the start of `out`; returns the number of digits.
+fn put_digits(out: &mut [u8], mut v: u64) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let d = tmp.len() - i;
+    out[..d].copy_from_slice(&tmp[i..]);
+    d
 }
 
 #[cfg(test)]
@@ -181,6 +211,28 @@ mod tests {
         assert_eq!(s.of(4), ["f.c:5:1", "main.c:30:3"]);
         assert!(s.of(5).is_empty());
         assert_eq!(s.of(100), ["main.c:30:3"]);
+    }
+
+    #[test]
+    fn event_lines_carry_any_number() {
+        let mut w = StacksWriter::new(Vec::new()).unwrap();
+        w.event(0, u32::MAX).unwrap();
+        w.event(u64::MAX, 10).unwrap();
+        let bytes = w.finish(Vec::<Vec<String>>::new()).unwrap();
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            format!("# racepred stacks 1\ne 0 {}\ne {} 10\n", u32::MAX, u64::MAX)
+        );
+    }
+
+    #[test]
+    fn a_context_without_frames_reads_as_empty() {
+        let mut w = StacksWriter::new(Vec::new()).unwrap();
+        w.event(0, 1).unwrap();
+        let bytes = w.finish([Vec::<String>::new()]).unwrap();
+        assert_eq!(bytes, b"# racepred stacks 1\ne 0 1\nc 1\n");
+        let s = Stacks::read(&bytes[..]).unwrap();
+        assert!(s.of(0).is_empty());
     }
 
     #[test]
