@@ -18,8 +18,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use racepred::analysis::rdit::{rdit, RditConfig};
 use racepred::analysis::{create, run_one, Analysis, AnalysisKind, AnalysisOptions};
 use racepred::clock::VectorClock;
+use racepred::experiments::elide::{elide, ElideConfig};
 use racepred::gen::{GenConfig, Generator};
-use racepred::trace::elide::{elide, ElideConfig};
 use racepred::trace::Trace;
 
 fn events() -> u64 {

@@ -627,6 +627,7 @@ fn unknown_format_is_an_error() {
 // Compression and files
 // -----------------------------------------------------------------------------------------
 
+#[cfg(feature = "compress")]
 fn compress(data: &[u8], ext: &str) -> Vec<u8> {
     use std::io::Write;
     match ext {
@@ -645,6 +646,7 @@ fn compress(data: &[u8], ext: &str) -> Vec<u8> {
     }
 }
 
+#[cfg(feature = "compress")]
 #[test]
 fn compressed_inputs_by_extension_and_by_content() {
     for input in [
@@ -670,6 +672,7 @@ fn compressed_inputs_by_extension_and_by_content() {
     }
 }
 
+#[cfg(feature = "compress")]
 #[test]
 fn create_writes_compressed_files_that_read_back() {
     let t = racepred::gen::Generator::trace(racepred::gen::GenConfig {

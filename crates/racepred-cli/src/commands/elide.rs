@@ -11,7 +11,7 @@ use crate::checks;
 use crate::outfile::refuse_inputs;
 
 pub(super) fn elide(a: ElideArgs) -> Result<ExitCode> {
-    use racepred::trace::elide::{elide, ElideConfig};
+    use racepred::experiments::elide::{elide, ElideConfig};
     refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
     checks::rate("--fraction", a.fraction)?;
     checks::positive("--max-window", a.max_window)?;

@@ -13,7 +13,7 @@ pub(super) fn perturb(a: PerturbArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
     let to = output_format(&a.output, a.to)?;
     let trace = read_whole(&a.input, false)?;
-    let perturbed = racepred::analysis::sshb::perturb::perturb(&trace, a.window, a.seed);
+    let perturbed = racepred::experiments::perturb::perturb(&trace, a.window, a.seed);
     let mut dst = trace::write::create(&a.output, to)?;
     trace::write::copy(&mut perturbed.source(), &mut *dst)?;
     dst.finish()?;

@@ -5,7 +5,6 @@
 
 pub mod json;
 pub mod locations;
-pub mod plot;
 pub mod sarif;
 pub mod text;
 

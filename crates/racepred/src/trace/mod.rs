@@ -12,7 +12,6 @@ mod names;
 
 pub mod binary;
 pub mod csv;
-pub mod elide;
 pub mod golog;
 pub mod open;
 pub mod rr;

@@ -122,7 +122,8 @@ impl Compression {
 
 /// Decompresses if the content says so; returns a buffered reader of the plain bytes. The
 /// decompressor runs on a thread of its own ([`Prefetch`]), so that decompressing and
-/// parsing overlap.
+/// parsing overlap. Without the `compress` feature a compressed input is an
+/// [`ErrorKind::NotBuilt`] error.
 pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + Send>> {
     decompress_buf(BufReader::with_capacity(READ_BUF, rdr))
 }
@@ -130,12 +131,54 @@ pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + 
 /// [`decompress`] of a reader that buffers already (a mapped file: no second buffer).
 pub fn decompress_buf<B: BufRead + Send + 'static>(mut buf: B) -> Result<Box<dyn BufRead + Send>> {
     let head = buf.fill_buf()?;
-    Ok(match Compression::sniff(head) {
-        None => Box::new(buf),
-        Some(Compression::Gzip) => Prefetch::spawn(flate2::bufread::MultiGzDecoder::new(buf))?,
-        Some(Compression::Xz) => Prefetch::spawn(xz2::bufread::XzDecoder::new_multi_decoder(buf))?,
-        Some(Compression::Zstd) => Prefetch::spawn(zstd::stream::read::Decoder::with_buffer(buf)?)?,
-    })
+    match Compression::sniff(head) {
+        None => Ok(Box::new(buf)),
+        Some(c) => c.decoder(buf),
+    }
+}
+
+impl Compression {
+    /// The usual file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gz",
+            Compression::Xz => "xz",
+            Compression::Zstd => "zst",
+        }
+    }
+
+    /// The compression a path's last extension names.
+    pub fn from_path(path: &Path) -> Option<Compression> {
+        Compression::from_extension(path.extension()?.to_str()?)
+    }
+
+    /// The error of a build without the `compress` feature.
+    pub fn not_built(self) -> Error {
+        let name = match self {
+            Compression::Gzip => "gzip",
+            Compression::Xz => "xz",
+            Compression::Zstd => "zstd",
+        };
+        Error::new(ErrorKind::NotBuilt {
+            what: format!("{name} compression"),
+            feature: "compress",
+        })
+    }
+
+    /// The plain bytes of `buf`, decompressed on a thread of its own.
+    #[cfg(feature = "compress")]
+    fn decoder<B: BufRead + Send + 'static>(self, buf: B) -> Result<Box<dyn BufRead + Send>> {
+        match self {
+            Compression::Gzip => Prefetch::spawn(flate2::bufread::MultiGzDecoder::new(buf)),
+            Compression::Xz => Prefetch::spawn(xz2::bufread::XzDecoder::new_multi_decoder(buf)),
+            Compression::Zstd => Prefetch::spawn(zstd::stream::read::Decoder::with_buffer(buf)?),
+        }
+    }
+
+    #[cfg(not(feature = "compress"))]
+    fn decoder<B: BufRead + Send + 'static>(self, _buf: B) -> Result<Box<dyn BufRead + Send>> {
+        Err(self.not_built())
+    }
 }
 
 /// A reader whose input is read ahead on a thread of its own, in chunks of [`READ_BUF`]
@@ -590,6 +633,28 @@ impl EventSource for WithPath {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A build without `compress` still tells a compressed input by its content and says
+    /// which feature would read it.
+    #[cfg(not(feature = "compress"))]
+    #[test]
+    fn compressed_input_without_the_feature_is_a_typed_error() {
+        let gz: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0];
+        let e = decompress(gz).err().expect("a gzip input must be refused");
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::NotBuilt {
+                    feature: "compress",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("gzip compression"), "{e}");
+        let plain = b"T0|w(x)|1\n";
+        assert!(decompress(&plain[..]).is_ok());
+    }
 
     /// Yields `data` in pieces of 1000 bytes, then fails.
     struct FailsAfter {
