@@ -167,7 +167,7 @@ pub fn run(
             .take(4)
             .rev()
             .map(|&n| {
-                let line = witness::event_line(vt, n);
+                let line = racepred::trace::values::event_line(vt, n);
                 match (values.get(&n), witness::recorded_read(vt, n)) {
                     (Some(v), Some(rec)) if *v != rec => {
                         format!("{n}: {line}  (reads {v} here)")

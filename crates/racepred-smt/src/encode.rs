@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use racepred::clock::VectorClock;
 use racepred::report::PairKind;
+use racepred::trace::values::alt_base;
 use racepred::trace::values::{Ann, BinOp, Concrete, Expr, UnOp, ValueTrace};
 use racepred::trace::{Event, Op};
-use racepred::witness::{alt_base, Model, ReplayIndex};
+use racepred::witness::{Model, ReplayIndex};
 use rustc_hash::FxHashMap;
 use z3::ast::{Bool, Int, BV};
 use z3::{Params, SatResult, Solver};

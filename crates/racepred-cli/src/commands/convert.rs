@@ -114,7 +114,7 @@ fn read_values_again(a: &ConvertArgs) -> Result<racepred::trace::values::ValueTr
 /// alternative path. The input is read again as a
 /// [`ValueTrace`](racepred::trace::values::ValueTrace) (the streaming readers drop values).
 fn convert_values(a: &ConvertArgs) -> Result<()> {
-    use racepred::witness::{alt_base, event_line};
+    use racepred::trace::values::{alt_base, event_line};
     let vt = read_values_again(a)?;
     // `ValueTrace` keeps no `mbegin` address sets: a streaming reader, in step with the
     // trace's events, gives them.

@@ -7,6 +7,7 @@
 //! `alt` lines; [`super::values`]) is checked and its values dropped. Everything else is an
 //! error naming the line.
 
+use super::expr::ValuePart;
 use super::lines::{check_name, find_byte, trim};
 use super::text::{FastRun, LineFormat, TextReader};
 use super::{AddrId, Event, LocId, Names, Op, ThreadId};
@@ -54,7 +55,7 @@ impl LineFormat for StdFormat {
         if part != ValuePart::None {
             // Values are checked here and dropped: every analysis the streaming readers feed
             // ignores them ([`super::values`] keeps them for the SMT predictor).
-            super::values::parse_ann(part, &mut self.regs)?;
+            super::expr::parse_ann(part, &mut self.regs)?;
             self.has_values = true;
         }
         // An `alt` line is not an event of the trace.
@@ -121,20 +122,6 @@ fn fast_line(s: &[u8], names: &Names) -> Option<(Event, usize)> {
         Event::new(ThreadId(thread), op, target, LocId(loc)),
         bar + 1 + r,
     ))
-}
-
-/// The value part of an STD line (the value-trace extension, [`super::values`]), unparsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ValuePart<'a> {
-    None,
-    /// `w(x)=EXPR`: the expression.
-    Written(&'a [u8]),
-    /// `r(x)->REG` or `r(x)->REG=VALUE`.
-    ReadInto(&'a [u8], Option<&'a [u8]>),
-    /// `let(ARG)`.
-    Let(&'a [u8]),
-    /// `br(ARG)`.
-    Cond(&'a [u8]),
 }
 
 /// Parses one non-skippable STD line: the event, its value part and, for an `alt(L)` line

@@ -24,85 +24,14 @@ pub use super::atomic_file::{remove_temporaries, write_atomic, AtomicFile};
 use super::binary::BinaryWriter;
 use super::open::{Compression, Format};
 pub use super::write_formats::{FormatWriter, TextFormat};
-use super::{AddrId, Event, EventSource, NameKind, Names, Op};
-use crate::error::{Error, ErrorKind, Result};
-
-/// A sink for events.
-pub trait TraceWriter {
-    /// Appends one event; `names` are the source's name tables, `addresses` the address set
-    /// of an `mbegin` (ignored otherwise), `seq` its global access number if any.
-    fn write_event(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        seq: Option<u64>,
-    ) -> Result<()>;
-
-    /// Appends the values of a value trace ([`super::values::ValueTrace::values_record`])
-    /// after the events written so far. Only the binary format holds them this way (STD
-    /// writes them inline); the default is an error.
-    fn write_values(&mut self, text: &str) -> Result<()> {
-        let _ = text;
-        Err(Error::invalid("this output format cannot hold values"))
-    }
-
-    /// Flushes and finalises the output (end record, compression trailer). Required: a
-    /// writer dropped without `finish` may leave an incomplete file.
-    fn finish(self: Box<Self>) -> Result<()>;
-}
-
-/// Copies every event of `src` into `dst` (without finishing `dst`); returns the count.
-pub fn copy(src: &mut dyn EventSource, dst: &mut dyn TraceWriter) -> Result<u64> {
-    let mut n = 0u64;
-    while let Some(ev) = src.next_event()? {
-        let addrs = if ev.op == Op::MethodBegin {
-            src.addresses()
-        } else {
-            &[]
-        };
-        dst.write_event(&ev, src.names(), addrs, src.seq())
-            .map_err(|e| match e.kind() {
-                // A name the output cannot hold: say which input event has it.
-                ErrorKind::Invalid(_) => e.at(src.position()),
-                _ => e,
-            })?;
-        n += 1;
-    }
-    Ok(n)
-}
+use super::writer::checked_name;
+pub use super::writer::{copy, TraceWriter};
+use super::{AddrId, Event, NameKind, Names, Op};
+use crate::error::{Error, Result};
 
 // ---------------------------------------------------------------------------------------
 // STD
 // ---------------------------------------------------------------------------------------
-
-/// The name of `id` in table `kind`, checked once per name by `check` (`checked` remembers
-/// which names passed): the name lookup of every text writer.
-pub(crate) fn checked_name<'n>(
-    checked: &mut [Vec<bool>; 7],
-    names: &'n Names,
-    kind: NameKind,
-    id: u32,
-    check: impl FnOnce(&str) -> Result<()>,
-) -> Result<&'n str> {
-    let table = names.table(kind);
-    if (id as usize) >= table.len() {
-        return Err(Error::invalid(format!(
-            "event refers to {kind:?} id {id}, but the source has only {} such names",
-            table.len()
-        )));
-    }
-    let name = table.name(id);
-    let c = &mut checked[kind as usize];
-    if c.get(id as usize) != Some(&true) {
-        check(name)?;
-        if c.len() <= id as usize {
-            c.resize(id as usize + 1, false);
-        }
-        c[id as usize] = true;
-    }
-    Ok(name)
-}
 
 /// STD text writer.
 pub struct StdWriter<W: Write> {
@@ -270,7 +199,7 @@ impl<W: Write> TraceWriter for BinaryWriter<W> {
 /// An output file, compressed by its extension, written through an [`AtomicFile`]: it
 /// appears at its path only when [`finish`](Sink::finish) succeeds (after the compression
 /// trailer is written); dropped unfinished, it leaves nothing behind. Without the `compress`
-/// feature a compressing extension is an [`ErrorKind::NotBuilt`] error.
+/// feature a compressing extension is an [`crate::ErrorKind::NotBuilt`] error.
 pub enum Sink {
     Plain(BufWriter<AtomicFile>),
     #[cfg(feature = "compress")]
@@ -435,6 +364,7 @@ mod tests {
     #[cfg(not(feature = "compress"))]
     #[test]
     fn compressed_output_without_the_feature_is_a_typed_error() {
+        use crate::error::ErrorKind;
         let dir = std::env::temp_dir().join(format!("racepred-sink-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         for name in ["t.std.gz", "t.rpb.xz", "t.std.zst"] {

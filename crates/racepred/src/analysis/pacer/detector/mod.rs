@@ -52,7 +52,7 @@
 use crate::report::{RacePair, RacyEvent};
 use crate::trace::{Event, LocId, Op, ThreadId};
 
-use super::arena::{Arena, H, NOCLOCK};
+use super::arena::{Arena, Time, H, NOCLOCK};
 use super::counters::Counters;
 use super::filter::filter;
 use super::pages::Pages;
@@ -60,9 +60,6 @@ use super::sampling::Sampler;
 
 mod general;
 mod sync;
-
-/// A clock component.
-pub(super) type Time = u32;
 
 /// Version epoch of a lock, volatile or condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
