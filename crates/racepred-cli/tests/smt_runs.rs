@@ -29,6 +29,36 @@ fn a_read_of_a_variable_nothing_wrote_is_no_panic() {
     }
 }
 
+/// The SMT predictors read their trace as every other command does: `--max-line` bounds
+/// its lines, `--no-mmap` and compressed input change nothing, `check` likewise.
+#[test]
+fn smt_inputs_take_the_reading_options_of_every_command() {
+    let d = dir("read-options");
+    let t = d.join("t.std");
+    std::fs::write(&t, "T1|w(x)=1|2\nT2|w(x)=2|3\n").unwrap();
+    for a in ["mcm", "recipe"] {
+        let (code, out, err) = run_within(
+            120,
+            bin().args(["analyze", "-a", a, "--max-line", "8"]).arg(&t),
+        );
+        assert_eq!(code, 2, "{a}: {out}{err}");
+        assert!(
+            err.contains("t.std:1: syntax: line longer than 8 bytes"),
+            "{a}: {err}"
+        );
+        let (code, out, err) =
+            run_within(120, bin().args(["analyze", "-a", a, "--no-mmap"]).arg(&t));
+        assert_eq!(code, 1, "{a}: {out}{err}");
+        assert!(out.contains("write-write 1"), "{a}: {out}");
+    }
+    let (code, out, err) = run_within(120, bin().args(["check", "--max-line", "8"]).arg(&t));
+    assert_eq!(code, 2, "check: {out}{err}");
+    assert!(
+        err.contains("t.std:1: syntax: line longer than 8 bytes"),
+        "check: {err}"
+    );
+}
+
 /// Budgets and query timeouts too long for the clock are no limit, not a panic.
 #[test]
 fn huge_budgets_and_timeouts_are_no_limit() {

@@ -391,18 +391,32 @@ fn open_buf_opts<B: BufRead + Send + 'static>(
     opts: &ReadOptions,
 ) -> Result<Box<dyn EventSource + Send>> {
     let mut plain = decompress_buf(buf)?;
-    let format = match opts.format {
-        Some(f) => f,
-        None => {
-            let head = plain.fill_buf()?;
-            let head = &head[..head.len().min(64 * 1024)];
-            sniff(head).ok_or_else(|| {
-                Error::new(ErrorKind::UnknownFormat(
-                    "cannot tell the trace format from the content; pass --format std|rr|csv|golog|bin".into(),
-                ))
-            })?
-        }
-    };
+    let format = format_of(&mut plain, opts)?;
+    open_plain(plain, format, opts.max_line)
+}
+
+/// `opts.format`, else the format the content shows ([`sniff`]); unknown content is an
+/// [`ErrorKind::UnknownFormat`] error.
+pub(crate) fn format_of(plain: &mut dyn BufRead, opts: &ReadOptions) -> Result<Format> {
+    if let Some(f) = opts.format {
+        return Ok(f);
+    }
+    let head = plain.fill_buf()?;
+    let head = &head[..head.len().min(64 * 1024)];
+    sniff(head).ok_or_else(|| {
+        Error::new(ErrorKind::UnknownFormat(
+            "cannot tell the trace format from the content; pass --format std|rr|csv|golog|bin"
+                .into(),
+        ))
+    })
+}
+
+/// The streaming reader of `format` over decompressed bytes.
+pub(crate) fn open_plain(
+    plain: Box<dyn BufRead + Send>,
+    format: Format,
+    max_line: usize,
+) -> Result<Box<dyn EventSource + Send>> {
     fn text<F: super::text::LineFormat + Send + 'static>(
         plain: Box<dyn BufRead + Send>,
         max_line: usize,
@@ -411,7 +425,7 @@ fn open_buf_opts<B: BufRead + Send + 'static>(
         r.set_max_line(max_line);
         Box::new(r)
     }
-    let m = opts.max_line;
+    let m = max_line;
     Ok(match format {
         Format::Std => text::<std_format::StdFormat>(plain, m),
         Format::Rr => text::<rr::RrFormat>(plain, m),
@@ -442,13 +456,46 @@ pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSou
 pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource + Send>> {
     let mut opts = opts.clone();
     opts.format = opts.format.or_else(|| Format::from_path(path));
-    let counted = std::sync::Arc::new(AtomicU64::new(0));
-    let mut total = None;
-    let src = if path == Path::new("-") {
-        open_reader_opts(std::io::stdin(), &opts)
-    } else {
-        let f = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
-        let meta = f.metadata().map_err(|e| Error::from(e).in_file(path))?;
+    let src = PlainInput::open(path, &opts).and_then(|mut input| {
+        let format = format_of(&mut input.plain, &opts)?;
+        let src = open_plain(input.plain, format, opts.max_line)?;
+        Ok(Box::new(WithPath {
+            inner: src,
+            path: path.into(),
+            counted: input.total.map(|_| input.counted),
+            total: input.total,
+        }) as Box<dyn EventSource + Send>)
+    });
+    src.map_err(|e| e.in_file(path))
+}
+
+/// The decompressed bytes of a trace file (`-`: standard input), read as [`ReadOptions`]
+/// says (mapped or with `read(2)`): what every reader of a path starts from, the streaming
+/// ones ([`open_opts`]) and the value-trace one
+/// ([`ValueTrace::open`](super::values::ValueTrace::open)).
+pub(crate) struct PlainInput {
+    pub plain: Box<dyn BufRead + Send>,
+    /// The file's own (compressed) bytes read so far.
+    pub counted: std::sync::Arc<AtomicU64>,
+    /// The file's size, for a regular file.
+    pub total: Option<u64>,
+}
+
+impl PlainInput {
+    /// Errors do not carry the path yet: the caller adds it.
+    pub fn open(path: &Path, opts: &ReadOptions) -> Result<PlainInput> {
+        let counted = std::sync::Arc::new(AtomicU64::new(0));
+        if path == Path::new("-") {
+            let plain = decompress(std::io::stdin())?;
+            return Ok(PlainInput {
+                plain,
+                counted,
+                total: None,
+            });
+        }
+        let f = File::open(path)?;
+        let meta = f.metadata()?;
+        let mut total = None;
         if meta.is_file() {
             total = Some(meta.len());
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -456,30 +503,22 @@ pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource 
                 return Err(Error::new(ErrorKind::Truncated(format!(
                     "the file is empty, but a .{ext} file holds at least a compression header"
                 )))
-                .at(crate::error::Position::default())
-                .in_file(path));
+                .at(crate::error::Position::default()));
             }
         }
-        match Mapped::new(&f, &meta, &opts, &counted) {
-            Some(m) => open_buf_opts(m, &opts),
-            None => open_reader_opts(
-                Counting {
-                    inner: f,
-                    n: counted.clone(),
-                },
-                &opts,
-            ),
-        }
-    };
-    src.map(|s| {
-        Box::new(WithPath {
-            inner: s,
-            path: path.into(),
-            counted: total.map(|_| counted),
+        let plain = match Mapped::new(&f, &meta, opts, &counted) {
+            Some(m) => decompress_buf(m)?,
+            None => decompress(Counting {
+                inner: f,
+                n: counted.clone(),
+            })?,
+        };
+        Ok(PlainInput {
+            plain,
+            counted,
             total,
-        }) as Box<dyn EventSource + Send>
-    })
-    .map_err(|e| e.in_file(path))
+        })
+    }
 }
 
 /// A regular file mapped into memory, read as a [`BufRead`] whose buffer is the whole rest of

@@ -99,6 +99,31 @@ impl ValueTrace {
         ValueTrace::read_lines(super::lines::LineReader::from_buf_read(rdr))
     }
 
+    /// Reads a trace file (`-`: standard input) with its values, opened as every other
+    /// reader opens it ([`open_opts`](super::open_opts): decompression, `opts.mmap`, the
+    /// format from `opts`, the name or the content): STD text and binary traces keep their
+    /// values, with lines up to `opts.max_line` bytes; the other formats have none. Errors
+    /// carry the path.
+    pub fn open(path: &std::path::Path, opts: &super::ReadOptions) -> Result<ValueTrace> {
+        use super::open::{format_of, open_plain, PlainInput};
+        use super::Format;
+        let mut opts = opts.clone();
+        opts.format = opts.format.or_else(|| Format::from_path(path));
+        let read = || -> Result<ValueTrace> {
+            let mut input = PlainInput::open(path, &opts)?;
+            match format_of(&mut input.plain, &opts)? {
+                Format::Std | Format::Binary => {
+                    ValueTrace::read_any_max(input.plain, opts.max_line)
+                }
+                f => {
+                    let mut src = open_plain(input.plain, f, opts.max_line)?;
+                    Ok(ValueTrace::from_trace(Trace::read_from(&mut *src)?))
+                }
+            }
+        };
+        read().map_err(|e| e.in_file(path))
+    }
+
     fn read_lines<R: std::io::BufRead>(
         mut lines: super::lines::LineReader<R>,
     ) -> Result<ValueTrace> {
@@ -191,14 +216,21 @@ impl ValueTrace {
 
     /// Reads decompressed STD text or a binary trace (told apart by the binary magic), with
     /// values.
-    pub fn read_any<R: std::io::BufRead>(mut rdr: R) -> Result<ValueTrace> {
+    pub fn read_any<R: std::io::BufRead>(rdr: R) -> Result<ValueTrace> {
+        ValueTrace::read_any_max(rdr, super::lines::DEFAULT_MAX_LINE)
+    }
+
+    /// [`ValueTrace::read_any`] with lines of STD text up to `max_line` bytes.
+    fn read_any_max<R: std::io::BufRead>(mut rdr: R, max_line: usize) -> Result<ValueTrace> {
         let head = rdr.fill_buf()?;
         let magic = super::binary::MAGIC;
         // A cut-off header goes to the binary reader too, which reports it.
         if head.starts_with(magic) || (!head.is_empty() && magic.starts_with(head)) {
             ValueTrace::from_binary(rdr)
         } else {
-            ValueTrace::read_buffered(rdr)
+            let mut lines = super::lines::LineReader::from_buf_read(rdr);
+            lines.set_max_line(max_line);
+            ValueTrace::read_lines(lines)
         }
     }
 

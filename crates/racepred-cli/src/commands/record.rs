@@ -430,7 +430,7 @@ fn record_java(a: RecordArgs) -> Result<ExitCode> {
         }
         if !direct && a.values {
             // `convert` keeps the values (the streaming copy below would drop them).
-            crate::commands::convert(crate::args::ConvertArgs {
+            super::convert::convert(crate::args::ConvertArgs {
                 input: written.clone(),
                 output: output.clone(),
                 from: None,
