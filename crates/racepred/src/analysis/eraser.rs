@@ -186,8 +186,7 @@ impl Analysis for Lockset {
 
 impl Lockset {
     /// One event; `WHOLE`: not run as a shard, so no look at which shard an access's
-    /// variable belongs to, which can only say "this one" (2% of `lockset`'s instructions
-    /// on the generated 10^7-event trace).
+    /// variable belongs to, which can only say "this one" (a test on every access).
     #[inline(never)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
         match ev.op {

@@ -22,8 +22,8 @@
 //! modes, whose work per access (a scan of the variable's shadow entries or bounded log)
 //! dwarfs the rest. In W3PO accesses also create order (the WRD edge from a variable's last
 //! write to a read), so each of its shards still processes every access for its clocks and
-//! last writes, and only checks and logs its own variables' accesses: on the generated
-//! 10^7-event trace three quarters of `w3po --history 4`'s work. A figure of the whole run
+//! last writes, and only checks and logs its own variables' accesses, most of its work.
+//! A figure of the whole run
 //! that every shard computes alike (W3PO's weak-WCP joins, its history) only the first shard
 //! reports, and [`merge`] keeps it as it is. Not the others: in SHB and WCP the state that
 //! accesses order by (last writes, conflicting critical sections) is most of the work; the
@@ -165,9 +165,8 @@ impl VarShard {
 
     /// Into `into`, the positions in `events` of the ones a shard needs: its own plain
     /// accesses and the events whose operation passes `sync`. Without a branch per event:
-    /// the shard of an access is as good as random, and a branch on it, mispredicted half
-    /// the time with two shards, was a tenth of a `lockset` shard's time on the generated
-    /// 10^7-event trace.
+    /// the shard of an access is as good as random, and a branch on it would be mispredicted
+    /// half the time with two shards.
     #[inline]
     pub fn select(self, events: &[Event], sync: impl Fn(Op) -> bool, into: &mut Vec<u32>) {
         into.clear();

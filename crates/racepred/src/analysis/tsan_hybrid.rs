@@ -44,8 +44,8 @@ use crate::trace::{Event, Names, Op, ThreadId};
 /// thread learns of `u`'s events only through an edge out of `u`, which carries every time
 /// of `u` up to that edge's and none after, so `e` is ordered before `f` iff
 /// `time(e) ≤ V_f(thread(e))`, as with a step per event, and only the events with an edge
-/// touch the clocks (a step per event was 32 instructions an event on the generated trace,
-/// and a `-j N` shard had to count the steps of the accesses it skips).
+/// touch the clocks (a step per event would cost every access a clock update, and a `-j N`
+/// shard would have to count the steps of the accesses it skips).
 #[derive(Debug, Default)]
 pub(crate) struct SyncClocks {
     pub threads: Vec<VectorClock>,

@@ -473,9 +473,8 @@ impl RaceReport {
 
 /// Where an analysis keeps its racy events: every one, or (grouped by location) the first
 /// of each (location, operation) with a count — what the text report shows in either case,
-/// in memory bounded by the locations instead of growing with the racy events. On the
-/// generated 10^7-event trace `hb` finds 3.6·10^6 racy events at 1 000 locations; listing
-/// them all took 83 MB and 40% of its time.
+/// in memory bounded by the locations instead of growing with the racy events (a racy
+/// trace has millions of racy events at a few thousand locations).
 ///
 /// Racy events arrive in trace order, so a group's first event is its earliest.
 #[derive(Debug)]

@@ -523,8 +523,7 @@ impl PlainInput {
 
 /// A regular file mapped into memory, read as a [`BufRead`] whose buffer is the whole rest of
 /// the file: the binary reader decodes blocks straight out of the mapping, and no byte goes
-/// through the kernel's copy into a read buffer (that copy was half of `stats` of the
-/// generated 10^7-event binary trace; ripgrep maps files for the same reason).
+/// through the kernel's copy into a read buffer (ripgrep maps files for the same reason).
 ///
 /// Pages behind the reader are handed back every [`RELEASE_STEP`] bytes (`madvise
 /// MADV_DONTNEED`: the file's pages stay in the page cache, they leave this process's
