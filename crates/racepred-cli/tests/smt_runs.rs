@@ -18,8 +18,7 @@ fn intro() -> PathBuf {
 #[test]
 fn a_read_of_a_variable_nothing_wrote_is_no_panic() {
     let d = dir("unwritten");
-    let t = d.join("t.std");
-    std::fs::write(&t, "T1|r(y)->a=0|1\nT1|w(x)=1|2\nT2|w(x)=2|3\n").unwrap();
+    let t = common::write(&d, "t.std", "T1|r(y)->a=0|1\nT1|w(x)=1|2\nT2|w(x)=2|3\n");
     for a in ["mcm", "recipe", "recipe-alt"] {
         let (code, out, err) = run_within(120, bin().args(["analyze", "-a", a]).arg(&t));
         assert!(!err.contains("panicked"), "{a}: {err}");
@@ -34,8 +33,7 @@ fn a_read_of_a_variable_nothing_wrote_is_no_panic() {
 #[test]
 fn smt_inputs_take_the_reading_options_of_every_command() {
     let d = dir("read-options");
-    let t = d.join("t.std");
-    std::fs::write(&t, "T1|w(x)=1|2\nT2|w(x)=2|3\n").unwrap();
+    let t = common::write(&d, "t.std", "T1|w(x)=1|2\nT2|w(x)=2|3\n");
     for a in ["mcm", "recipe"] {
         let (code, out, err) = run_within(
             120,
@@ -189,8 +187,11 @@ fn witness_files_say_what_relaxed_reads_read() {
 #[test]
 fn lenient_mcm_keeps_races_of_a_release_without_acquire() {
     let d = dir("lenient");
-    let t = d.join("t.std");
-    std::fs::write(&t, "T0|fork(T1)|1\nT0|rel(L)|2\nT0|w(x)|3\nT1|w(x)|4\n").unwrap();
+    let t = common::write(
+        &d,
+        "t.std",
+        "T0|fork(T1)|1\nT0|rel(L)|2\nT0|w(x)|3\nT1|w(x)|4\n",
+    );
     let (code, out, err) = run_within(
         120,
         bin()

@@ -67,6 +67,12 @@ pub fn place_at(loc: crate::trace::LocId, var: u32) -> u64 {
 /// events, and its kind. For accesses with locations, the location pair and kind.
 pub type GroupKey = (u64, u64, PairKind);
 
+/// The group ([`GroupKey`]) of the pair of events `e` (first) and `f`.
+#[inline]
+pub fn group_key_of(e: &Event, f: &Event) -> GroupKey {
+    (place(e), place(f), PairKind::of(e, f))
+}
+
 impl RacePair {
     /// The group ([`GroupKey`]) of the pair.
     #[inline]
