@@ -464,6 +464,16 @@ fn assert_error(file: &str, content: &[u8], format: Option<Format>, want: &[&str
     }
 }
 
+/// Each `(line, message)`: `file` holding `before`, `line` and a newline fails at line
+/// `at` (`before` has `at - 1` lines) with an error containing `message`.
+fn assert_line_errors(file: &str, before: &str, at: u64, cases: &[(&str, &str)]) {
+    let prefix = format!("{at}: ");
+    for (line, want) in cases {
+        let content = format!("{before}{line}\n");
+        assert_error(file, content.as_bytes(), None, &[&prefix, want]);
+    }
+}
+
 #[test]
 fn malformed_std() {
     assert_error(
@@ -490,67 +500,61 @@ fn malformed_std() {
 #[test]
 fn malformed_rr() {
     let h = "[RR: banner]\n@ Acquire(1,l)\n";
-    for (line, want) in [
-        ("@ Rd(1,x)", "needs a location"),
-        ("@ Rd(1,x) Final", "needs a location"),
-        ("@ Frob(1,x) a b", "unknown operation `Frob`"),
-        ("@ Rd(1) a b", "found one"),
-        ("@ Rd(1,x,y) a b", "found more"),
-        ("@ Rd(1,x a b", "no closing"),
-        ("@ Rd(,x) a b", "empty thread name"),
-        ("@ Rd(1,) a b", "empty variable name"),
-        ("@Rd(1,x) a b", "whitespace after `@`"),
-    ] {
-        assert_error(
-            "t.rr",
-            format!("{h}{line}\n").as_bytes(),
-            None,
-            &["3: ", want],
-        );
-    }
+    assert_line_errors(
+        "t.rr",
+        h,
+        3,
+        &[
+            ("@ Rd(1,x)", "needs a location"),
+            ("@ Rd(1,x) Final", "needs a location"),
+            ("@ Frob(1,x) a b", "unknown operation `Frob`"),
+            ("@ Rd(1) a b", "found one"),
+            ("@ Rd(1,x,y) a b", "found more"),
+            ("@ Rd(1,x a b", "no closing"),
+            ("@ Rd(,x) a b", "empty thread name"),
+            ("@ Rd(1,) a b", "empty variable name"),
+            ("@Rd(1,x) a b", "whitespace after `@`"),
+        ],
+    );
     assert_error("u.rr", b"@ Rd(1,x) a \xff\xfe\n", None, &["1: ", "UTF-8"]);
 }
 
 #[test]
 fn malformed_csv() {
-    for (row, want) in [
-        ("w(x),r(y)", "more than one non-empty column"),
-        (",frob(x)", "unknown operation `frob`"),
-        (",w(x", "without a closing"),
-        (",w()", "empty variable name"),
-        (",w(a b)", "whitespace"),
-        ("x", "expected `OP(TARGET)`"),
-    ] {
-        assert_error(
-            "t.csv",
-            format!("T0,T1\nw(x),\n{row}\n").as_bytes(),
-            None,
-            &["3: ", want],
-        );
-    }
+    assert_line_errors(
+        "t.csv",
+        "T0,T1\nw(x),\n",
+        3,
+        &[
+            ("w(x),r(y)", "more than one non-empty column"),
+            (",frob(x)", "unknown operation `frob`"),
+            (",w(x", "without a closing"),
+            (",w()", "empty variable name"),
+            (",w(a b)", "whitespace"),
+            ("x", "expected `OP(TARGET)`"),
+        ],
+    );
     assert_error("u.csv", b"w(\xff),\n", None, &["1: ", "UTF-8"]);
 }
 
 #[test]
 fn malformed_golog() {
-    for (line, want) in [
-        ("1,WR,x,l", "5 comma-separated fields"),
-        ("1,WR,x,l,2,3", "found more"),
-        ("1,XX,x,l,2", "unknown operation `XX`"),
-        ("1,WR,x,l,-2", "not a decimal"),
-        ("z:1,WR,x,l,2", "event number"),
-        ("1,WR,,l,2", "empty variable name"),
-        ("1,LK,,l,2", "empty lock name"),
-        ("1,WR,x,,2", "empty location name"),
-        ("STUCK", "found 1"),
-    ] {
-        assert_error(
-            "t.golog",
-            format!("1,LK,m,nil,0\n{line}\n").as_bytes(),
-            None,
-            &["2: ", want],
-        );
-    }
+    assert_line_errors(
+        "t.golog",
+        "1,LK,m,nil,0\n",
+        2,
+        &[
+            ("1,WR,x,l", "5 comma-separated fields"),
+            ("1,WR,x,l,2,3", "found more"),
+            ("1,XX,x,l,2", "unknown operation `XX`"),
+            ("1,WR,x,l,-2", "not a decimal"),
+            ("z:1,WR,x,l,2", "event number"),
+            ("1,WR,,l,2", "empty variable name"),
+            ("1,LK,,l,2", "empty lock name"),
+            ("1,WR,x,,2", "empty location name"),
+            ("STUCK", "found 1"),
+        ],
+    );
     assert_error("u.golog", b"1,WR,\xff,l,2\n", None, &["1: ", "UTF-8"]);
 }
 

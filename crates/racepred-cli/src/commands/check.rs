@@ -84,12 +84,9 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
 
     // Stage 2: the SMT predictor, if some candidate is still open.
     let sound = [&syncp, &shbp, &osr];
-    let proved: std::collections::HashSet<GroupKey> = sound
-        .iter()
-        .flat_map(|r| r.pairs.iter().map(|p| p.group_key()))
-        .collect();
-    let trf_groups: std::collections::HashSet<GroupKey> =
-        trf.pairs.iter().map(|p| p.group_key()).collect();
+    let proved: std::collections::HashSet<GroupKey> =
+        sound.iter().flat_map(|r| r.group_keys()).collect();
+    let trf_groups = trf.group_keys();
     let open: FxHashSet<GroupKey> = candidates
         .pairs
         .iter()

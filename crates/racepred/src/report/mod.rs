@@ -286,6 +286,11 @@ impl RaceReport {
         self.pairs.iter().map(|p| (p.first, p.second)).collect()
     }
 
+    /// The groups ([`GroupKey`]) of the pairs.
+    pub fn group_keys(&self) -> std::collections::BTreeSet<GroupKey> {
+        self.pairs.iter().map(RacePair::group_key).collect()
+    }
+
     /// The racy event indices.
     pub fn racy_set(&self) -> std::collections::BTreeSet<u64> {
         self.racy_events.iter().map(|e| e.index).collect()
