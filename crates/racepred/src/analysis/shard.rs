@@ -180,6 +180,28 @@ impl VarShard {
         into.truncate(n);
     }
 
+    /// Runs `event` on the events of `events` (the first numbered `first`) that analysis
+    /// `a`'s shard needs, picked in one pass ([`VarShard::select`]): its own accesses and
+    /// the events whose operation passes `sync`. `parts` gives `a`'s shard and the buffer
+    /// of selected positions it reuses from block to block.
+    #[inline]
+    pub fn run_selected<A>(
+        a: &mut A,
+        first: u64,
+        events: &[Event],
+        sync: impl Fn(Op) -> bool,
+        parts: fn(&mut A) -> (VarShard, &mut Vec<u32>),
+        mut event: impl FnMut(&mut A, u64, &Event),
+    ) {
+        let (shard, buf) = parts(a);
+        let mut selected = std::mem::take(buf);
+        shard.select(events, sync, &mut selected);
+        for &i in &selected {
+            event(a, first + u64::from(i), &events[i as usize]);
+        }
+        *parts(a).1 = selected;
+    }
+
     /// The trace's id of the shard's variable `x` (inverse of [`VarShard::view`]).
     #[inline]
     fn global(self, x: u32) -> u32 {

@@ -193,14 +193,15 @@ impl Analysis for TsanHybrid {
     /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
     fn on_events(&mut self, first: u64, events: &[Event]) {
         if !self.shard.is_whole() {
-            let mut selected = std::mem::take(&mut self.selected);
             let sync = |op| !matches!(op, Op::Read | Op::Write);
-            self.shard.select(events, sync, &mut selected);
-            for &i in &selected {
-                self.event::<false>(first + u64::from(i), &events[i as usize]);
-            }
-            self.selected = selected;
-            return;
+            return VarShard::run_selected(
+                self,
+                first,
+                events,
+                sync,
+                Self::shard_parts,
+                Self::event::<false>,
+            );
         }
         let ahead = self.pairs.shadow_wants_prefetch();
         let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
@@ -218,6 +219,11 @@ impl Analysis for TsanHybrid {
 }
 
 impl TsanHybrid {
+    /// The shard and its buffer of selected events ([`VarShard::run_selected`]).
+    fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
+        (self.shard, &mut self.selected)
+    }
+
     /// One event; `WHOLE`: not run as a shard (no look at an access's shard).
     #[inline(always)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
