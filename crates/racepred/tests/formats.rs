@@ -2,6 +2,7 @@
 //! sniffing, malformed input (messages name `file:line` or the byte), and readers that never
 //! panic on arbitrary or damaged input.
 
+#[cfg(feature = "compress")]
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,7 @@ use racepred::trace::golog::GoLogReader;
 use racepred::trace::open::{open_reader, sniff};
 use racepred::trace::rr::RrReader;
 use racepred::trace::std_format::StdReader;
-use racepred::trace::write::{self, copy, StdWriter, TraceWriter};
+use racepred::trace::write::{copy, StdWriter, TraceWriter};
 use racepred::trace::{
     open, open_with, AddrId, Event, EventSource, Format, LocId, NameKind, Names, Op, ThreadId,
     Trace,
@@ -695,7 +696,7 @@ fn create_writes_compressed_files_that_read_back() {
         ("w.rpb.zst", Format::Binary),
     ] {
         let p = scratch().join(name);
-        let mut w = write::create(&p, format).unwrap();
+        let mut w = racepred::trace::write::create(&p, format).unwrap();
         assert_eq!(copy(&mut t.source(), &mut *w).unwrap(), 5000);
         w.finish().unwrap();
         let mut head = [0u8; 6];
@@ -715,7 +716,7 @@ fn create_writes_compressed_files_that_read_back() {
     // Every format read is written too (round trips in `trace::write_formats`);
     // a writer that is not finished leaves no file.
     let p = scratch().join("x.csv");
-    let w = write::create(&p, Format::Csv).unwrap();
+    let w = racepred::trace::write::create(&p, Format::Csv).unwrap();
     drop(w);
     assert!(!p.exists());
 }

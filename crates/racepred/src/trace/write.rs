@@ -252,6 +252,11 @@ impl Sink {
     }
 
     /// Writes the compression trailer, flushes the file and renames it into place.
+    // Without `compress` only `Plain` is left to match.
+    #[cfg_attr(
+        not(feature = "compress"),
+        allow(clippy::infallible_destructuring_match)
+    )]
     pub fn finish(self) -> Result<()> {
         let w = match self {
             Sink::Plain(w) => w,
