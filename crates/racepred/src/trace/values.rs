@@ -78,6 +78,27 @@ impl ValueTrace {
         self.anns.get(i).unwrap_or(&NONE)
     }
 
+    /// Appends `ev` (value part `ann`, source line `line`) to the alternative path of the
+    /// branch at index `branch`: the last path if it is that branch's, else a new one.
+    /// False, appending nothing, if the branch has a path before the last one (a path is
+    /// one run of lines).
+    fn push_alt(&mut self, branch: usize, ev: Event, ann: Ann, line: u64) -> bool {
+        if self.alts.last().is_none_or(|a| a.branch != branch) {
+            if self.alts.iter().any(|a| a.branch == branch) {
+                return false;
+            }
+            self.alts.push(AltPath {
+                branch,
+                ..AltPath::default()
+            });
+        }
+        let a = self.alts.last_mut().expect("pushed above");
+        a.events.push(ev);
+        a.anns.push(ann);
+        a.lines.push(line);
+        true
+    }
+
     /// True when some event carries a value or a branch has an alternative path.
     pub fn has_values(&self) -> bool {
         !self.alts.is_empty() || self.anns.iter().any(|a| *a != Ann::None)
@@ -176,21 +197,11 @@ impl ValueTrace {
                         String::from_utf8_lossy(&alt_loc[..alt_loc.len().min(64)])
                     ))));
                 };
-                if vt.alts.last().is_none_or(|a| a.branch != branch) {
-                    if vt.alts.iter().any(|a| a.branch == branch) {
-                        return Err(at(Error::syntax(
-                            "the alternative path of a branch must be given in one run of lines",
-                        )));
-                    }
-                    vt.alts.push(AltPath {
-                        branch,
-                        ..AltPath::default()
-                    });
+                if !vt.push_alt(branch, ev, ann, lineno) {
+                    return Err(at(Error::syntax(
+                        "the alternative path of a branch must be given in one run of lines",
+                    )));
                 }
-                let a = vt.alts.last_mut().expect("pushed above");
-                a.events.push(ev);
-                a.anns.push(ann);
-                a.lines.push(lineno);
                 continue;
             }
             if matches!(ann, Ann::Read { observed: None, .. }) {
@@ -311,21 +322,11 @@ impl ValueTrace {
                     return Err(bad("an `alt` entry holds an `alt(LOC)` line"));
                 }
                 let ann = parse_ann(part, &mut vt.regs).map_err(at)?;
-                if vt.alts.last().is_none_or(|a| a.branch != branch) {
-                    if vt.alts.iter().any(|a| a.branch == branch) {
-                        return Err(bad(
-                            "the alternative path of a branch must be one run of lines",
-                        ));
-                    }
-                    vt.alts.push(AltPath {
-                        branch,
-                        ..AltPath::default()
-                    });
+                if !vt.push_alt(branch, ev, ann, 0) {
+                    return Err(bad(
+                        "the alternative path of a branch must be one run of lines",
+                    ));
                 }
-                let a = vt.alts.last_mut().expect("pushed above");
-                a.events.push(ev);
-                a.anns.push(ann);
-                a.lines.push(0);
             } else {
                 let i = index(head)?;
                 let (ev, part, alt) =
