@@ -63,8 +63,8 @@ pub struct Shard<'a> {
 }
 
 /// Division by a fixed `n` with two multiplications (D. Lemire, O. Kaser, N. Kurz: "Faster
-/// Remainder by Direct Computation", 2019): a hardware division per access took a fifth of
-/// a `hb` shard's time.
+/// Remainder by Direct Computation", 2019): a hardware division on every access would cost
+/// more than most of the access's work.
 #[derive(Clone, Copy, Debug)]
 struct Divisor {
     n: u32,

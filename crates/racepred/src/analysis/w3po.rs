@@ -82,8 +82,8 @@ struct LastWrite {
     index: u64,
     loc: LocId,
     ls: LsId,
-    /// The writer's clock, inline for up to four threads (one allocation per variable
-    /// otherwise: 40 MB on dacapo_lusearch_q2_t2's 1.3·10^6 variables).
+    /// The writer's clock, inline for up to four threads (no allocation per variable in
+    /// programs of few threads).
     clock: smallvec::SmallVec<[u32; 4]>,
 }
 

@@ -39,9 +39,8 @@ fn stored<'a>(text: &'a str, ends: &Ends, id: u32) -> &'a str {
 }
 
 /// Where each name of an [`Interner`] ends in its text: 4 bytes a name instead of a `usize`'s
-/// 8 (3–4 MB less on dacapo_lusearch_q2_t2; 40 MB when CSV traces still named a location
-/// per row). The text may still pass 4 GiB: the ids of the names that end past each
-/// multiple of 2^32 are kept.
+/// 8 (traces with millions of names). The text may still pass 4 GiB: the ids of the names
+/// that end past each multiple of 2^32 are kept.
 #[derive(Clone, Debug, Default)]
 struct Ends {
     /// Per name: its end, modulo 2^32.
