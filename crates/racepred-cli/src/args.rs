@@ -197,6 +197,17 @@ pub struct LocationArgs {
     pub no_locations: bool,
 }
 
+/// The trace a command writes (`generate`, `perturb`, `elide`).
+#[derive(Args, Debug, Clone)]
+pub struct TraceOutput {
+    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format; default: from the extension.
+    #[arg(long, value_enum)]
+    pub to: Option<FormatArg>,
+}
+
 /// Input options shared by commands that read a trace.
 #[derive(Args, Debug, Clone)]
 pub struct Input {
@@ -361,12 +372,8 @@ pub struct ConvertArgs {
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format; default: from the extension.
-    #[arg(long, value_enum)]
-    pub to: Option<FormatArg>,
+    #[command(flatten)]
+    pub out: TraceOutput,
     /// Number of events (forks and joins included).
     #[arg(long, default_value_t = 1000)]
     pub events: u64,
@@ -439,12 +446,8 @@ pub struct DiagnoseArgs {
 pub struct PerturbArgs {
     #[command(flatten)]
     pub input: Input,
-    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format; default: from the extension.
-    #[arg(long, value_enum)]
-    pub to: Option<FormatArg>,
+    #[command(flatten)]
+    pub out: TraceOutput,
     /// Largest distance (in events) over which two accesses may be swapped.
     #[arg(long, default_value_t = 8)]
     pub window: u64,
@@ -486,12 +489,8 @@ pub struct SampleArgs {
 pub struct ElideArgs {
     #[command(flatten)]
     pub input: Input,
-    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format; default: from the extension.
-    #[arg(long, value_enum)]
-    pub to: Option<FormatArg>,
+    #[command(flatten)]
+    pub out: TraceOutput,
     /// Comma-separated methods whose recorded calls (mbegin..mend) lose their events.
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,

@@ -24,10 +24,10 @@ use anyhow::{Context, Result};
 use clap::ArgMatches;
 use racepred::report::{self, RaceReport};
 use racepred::trace::validate::validate_trace;
-use racepred::trace::{Format, Trace};
+use racepred::trace::{EventSource, Format, Trace};
 
 use crate::args::{Cli, Command, FormatArg};
-use crate::args::{Input, Output};
+use crate::args::{Input, Output, TraceOutput};
 use crate::input::{format_of, open_input, open_trace, read_options};
 use crate::outfile::{escaped, Out};
 
@@ -71,6 +71,21 @@ fn output_format(path: &Path, to: Option<FormatArg>) -> Result<Format> {
         })?,
     };
     Ok(f)
+}
+
+/// The format `out` asks for (checked before any work: a name that says no format is an
+/// error now, not after the run).
+fn out_format(out: &TraceOutput) -> Result<Format> {
+    output_format(&out.output, out.to)
+}
+
+/// Writes the events of `src` to `out` in format `to`; the file appears only when whole.
+fn write_trace(out: &TraceOutput, to: Format, src: &mut dyn EventSource) -> Result<()> {
+    let path = &out.output;
+    let mut dst = racepred::trace::write::create(path, to)?;
+    racepred::trace::write::copy(src, &mut *dst).map_err(|e| e.in_file(path))?;
+    dst.finish()?;
+    Ok(())
 }
 
 fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {
