@@ -115,7 +115,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub sarif: SarifArgs,
     #[command(flatten)]
-    pub locations: crate::locations::LocationArgs,
+    pub locations: LocationArgs,
     /// Write a witness schedule for each race into DIR (`racepred replay TRACE FILE`
     /// checks one without trusting racepred).
     #[arg(long, value_name = "DIR")]
@@ -126,7 +126,8 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub slices: SliceArgs,
     /// SMT stage: time limit of one solver query, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS",
+          default_value_t = racepred_smt::SmtConfig::DEFAULT_QUERY_TIMEOUT.as_secs_f64())]
     pub query_timeout: f64,
     /// Skip the SMT stage (verdicts from the streaming analyses only).
     #[arg(long)]
@@ -179,14 +180,32 @@ pub struct SarifArgs {
     pub source_root: Option<PathBuf>,
 }
 
-impl SarifArgs {
-    /// The `--source-root` directory and its index of source files, if given.
-    pub fn source_root(&self) -> anyhow::Result<Option<(PathBuf, racepred::report::SourceIndex)>> {
-        self.source_root
-            .as_deref()
-            .map(crate::locations::source_root)
-            .transpose()
-    }
+/// Location-table options shared by the commands that report races.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LocationArgs {
+    /// Location table (`id<TAB>File.java:line:col` lines); default: TRACE.locs, NAME.locs or
+    /// locs/NAME.locs beside the trace.
+    ///
+    /// The table maps the trace's location names (e.g. RAPID's integers) to the source
+    /// positions every report shows. Without this option the first of TRACE.locs, NAME.locs
+    /// and locs/NAME.locs beside the trace is used, if one exists (NAME: the trace's file name
+    /// without .std/.rpb/… and .gz/.xz/.zst). See docs/reports.md.
+    #[arg(long, value_name = "FILE")]
+    pub locations: Option<PathBuf>,
+    /// Do not look for a location table beside the trace.
+    #[arg(long, conflicts_with = "locations")]
+    pub no_locations: bool,
+}
+
+/// The trace a command writes (`generate`, `perturb`, `elide`).
+#[derive(Args, Debug, Clone)]
+pub struct TraceOutput {
+    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format; default: from the extension.
+    #[arg(long, value_enum)]
+    pub to: Option<FormatArg>,
 }
 
 /// Input options shared by commands that read a trace.
@@ -238,7 +257,7 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     pub sarif: SarifArgs,
     #[command(flatten)]
-    pub locations: crate::locations::LocationArgs,
+    pub locations: LocationArgs,
     /// Warn about an ill-formed trace and go on instead of refusing it.
     #[arg(long)]
     pub lenient: bool,
@@ -277,7 +296,8 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     pub slice_limits: SliceArgs,
     /// mcm/recipe/recipe-alt: time limit of one solver query, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS",
+          default_value_t = racepred_smt::SmtConfig::DEFAULT_QUERY_TIMEOUT.as_secs_f64())]
     pub query_timeout: f64,
     /// mcm/recipe/recipe-alt: time limit of the whole run, in seconds.
     #[arg(long, value_name = "SECS")]
@@ -352,12 +372,8 @@ pub struct ConvertArgs {
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format; default: from the extension.
-    #[arg(long, value_enum)]
-    pub to: Option<FormatArg>,
+    #[command(flatten)]
+    pub out: TraceOutput,
     /// Number of events (forks and joins included).
     #[arg(long, default_value_t = 1000)]
     pub events: u64,
@@ -403,7 +419,7 @@ pub struct OracleArgs {
     #[arg(long, default_value_t = 5_000_000)]
     pub max_states: usize,
     #[command(flatten)]
-    pub locations: crate::locations::LocationArgs,
+    pub locations: LocationArgs,
 }
 
 #[derive(Args, Debug)]
@@ -420,7 +436,7 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
     #[command(flatten)]
-    pub locations: crate::locations::LocationArgs,
+    pub locations: LocationArgs,
     /// Warn about an ill-formed trace and go on instead of refusing it.
     #[arg(long)]
     pub lenient: bool,
@@ -430,12 +446,8 @@ pub struct DiagnoseArgs {
 pub struct PerturbArgs {
     #[command(flatten)]
     pub input: Input,
-    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format; default: from the extension.
-    #[arg(long, value_enum)]
-    pub to: Option<FormatArg>,
+    #[command(flatten)]
+    pub out: TraceOutput,
     /// Largest distance (in events) over which two accesses may be swapped.
     #[arg(long, default_value_t = 8)]
     pub window: u64,
@@ -470,19 +482,15 @@ pub struct SampleArgs {
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     #[command(flatten)]
-    pub locations: crate::locations::LocationArgs,
+    pub locations: LocationArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct ElideArgs {
     #[command(flatten)]
     pub input: Input,
-    /// Output trace; format from the extension (.std, .rpb, optionally compressed).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Output format; default: from the extension.
-    #[arg(long, value_enum)]
-    pub to: Option<FormatArg>,
+    #[command(flatten)]
+    pub out: TraceOutput,
     /// Comma-separated methods whose recorded calls (mbegin..mend) lose their events.
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,

@@ -31,6 +31,16 @@ pub fn positive<T: PartialEq + Default + std::fmt::Display>(flag: &str, v: T) ->
     Ok(v)
 }
 
+/// A positive, finite number of seconds as a duration (`--budget`, `--query-timeout`); one
+/// too long for a `Duration` (more than 584 billion years) is the longest there is: no
+/// limit in practice.
+pub fn seconds(flag: &str, secs: f64) -> Result<std::time::Duration> {
+    if !(secs.is_finite() && secs > 0.0) {
+        bail!("{flag} must be a positive number of seconds, not {secs}");
+    }
+    Ok(std::time::Duration::try_from_secs_f64(secs).unwrap_or(std::time::Duration::MAX))
+}
+
 /// The clap argument id of a flag (`--ignore-global` → `ignore_global`).
 fn arg_id(flag: &str) -> String {
     flag.trim_start_matches('-').replace('-', "_")

@@ -5,30 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::Args;
 use racepred::report::locations::find_sidecar;
 use racepred::report::{EventLines, LocationTable, SourceIndex};
-use racepred::trace::{self, Format, Names};
+use racepred::trace::{Format, Names};
 
-use crate::args::Input;
-use crate::commands::format_of;
-
-/// Location-table options shared by the commands that report races.
-#[derive(Args, Debug, Clone, Default)]
-pub struct LocationArgs {
-    /// Location table (`id<TAB>File.java:line:col` lines); default: TRACE.locs, NAME.locs or
-    /// locs/NAME.locs beside the trace.
-    ///
-    /// The table maps the trace's location names (e.g. RAPID's integers) to the source
-    /// positions every report shows. Without this option the first of TRACE.locs, NAME.locs
-    /// and locs/NAME.locs beside the trace is used, if one exists (NAME: the trace's file name
-    /// without .std/.rpb/… and .gz/.xz/.zst). See docs/reports.md.
-    #[arg(long, value_name = "FILE")]
-    pub locations: Option<PathBuf>,
-    /// Do not look for a location table beside the trace.
-    #[arg(long, conflicts_with = "locations")]
-    pub no_locations: bool,
-}
+use crate::args::{Input, LocationArgs, SarifArgs};
+use crate::input::format_of;
 
 /// The table `--locations` names (an error if it cannot be read), else the sidecar table of
 /// `trace` (a warning, and none, if it is malformed).
@@ -104,13 +86,17 @@ pub fn lines_after_stream(
     if wanted.is_empty() {
         return Ok(EventLines::Unknown);
     }
-    let mut src = trace::open_with(&input.trace, input.format.map(format_of))?;
+    // Read again as the first pass read it (`--format`, `--max-line`, `--no-mmap`).
+    let mut src = crate::input::open_input(input)?;
     Ok(EventLines::scan(&mut *src, &wanted)?)
 }
 
-/// `--source-root DIR` as an absolute path, and the files under it (to complete bare file
-/// names such as `A.java` to their paths).
-pub fn source_root(dir: &Path) -> Result<(PathBuf, SourceIndex)> {
+/// `--source-root DIR`, if given, as an absolute path, and the files under it (to complete
+/// bare file names such as `A.java` to their paths).
+pub fn source_root(args: &SarifArgs) -> Result<Option<(PathBuf, SourceIndex)>> {
+    let Some(dir) = args.source_root.as_deref() else {
+        return Ok(None);
+    };
     let root = std::fs::canonicalize(dir)
         .with_context(|| format!("--source-root {}: no such directory", dir.display()))?;
     let ix = SourceIndex::build(&root)
@@ -123,5 +109,5 @@ pub fn source_root(dir: &Path) -> Result<(PathBuf, SourceIndex)> {
             SourceIndex::MAX_FILES
         );
     }
-    Ok((root, ix))
+    Ok(Some((root, ix)))
 }

@@ -2,14 +2,13 @@
 //! runs, prints. All analysis logic lives in the `racepred` library.
 
 mod args;
-mod check;
 mod checks;
 mod commands;
 mod help;
+mod input;
 mod locations;
 mod outfile;
 mod progress;
-mod record;
 mod signals;
 mod smt;
 

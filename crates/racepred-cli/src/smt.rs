@@ -1,65 +1,18 @@
-//! `analyze -a mcm|recipe|recipe-alt` (the SMT predictor of `racepred-smt`) and `replay`.
+//! Running the SMT predictors of `racepred-smt` for `analyze -a mcm|recipe|recipe-alt` and
+//! `check`, and writing their witnesses. The trace comes read whole with its values, with
+//! every reading option ([`crate::input::read_value_trace`]).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use racepred::report::RaceReport;
 use racepred::trace::values::ValueTrace;
-use racepred::trace::{self, Format, Trace};
 use racepred::witness;
 use racepred_smt::{SmtConfig, SmtKind};
 
-use crate::args::{Input, ReplayArgs};
+use crate::checks;
 use crate::progress::Progress;
-
-/// Reads a whole trace with its values (STD text keeps them; other formats have none).
-pub fn read_value_trace(input: &Input) -> Result<ValueTrace> {
-    let path = &input.trace;
-    let format = match input.format {
-        Some(f) => Some(crate::commands::format_of(f)),
-        None => Format::from_path(path),
-    };
-    // STD and binary traces carry values; the other formats have none.
-    let has_values = match format {
-        Some(f) => matches!(f, Format::Std | Format::Binary),
-        None => {
-            // Sniff like the streaming readers: decompress, look at the content.
-            let head = read_head(path)?;
-            trace::open::sniff(&head).is_none_or(|f| matches!(f, Format::Std | Format::Binary))
-        }
-    };
-    let vt = if has_values {
-        let vt = if path == Path::new("-") {
-            ValueTrace::read_any(std::io::stdin().lock())
-        } else {
-            let f = std::fs::File::open(path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            ValueTrace::read_any(trace::open::decompress(f).map_err(|e| e.in_file(path))?)
-        };
-        vt.map_err(|e| e.in_file(path))?
-    } else {
-        let mut src = trace::open_with(path, format)?;
-        ValueTrace::from_trace(Trace::read_from(&mut *src)?)
-    };
-    Ok(vt)
-}
-
-/// The first 4 KiB of the file, decompressed (standard input: assumed STD).
-fn read_head(path: &Path) -> Result<Vec<u8>> {
-    let mut head = Vec::new();
-    if path != Path::new("-") {
-        let f =
-            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let r = trace::open::decompress(f).map_err(|e| e.in_file(path))?;
-        r.take(4096)
-            .read_to_end(&mut head)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-    }
-    Ok(head)
-}
 
 /// SMT options of `analyze`.
 pub struct SmtOptions<'a> {
@@ -72,12 +25,6 @@ pub struct SmtOptions<'a> {
     pub witness_dir: Option<&'a Path>,
 }
 
-/// A positive, finite number of seconds as a duration; one too long for a `Duration` (more
-/// than 584 billion years) is the longest there is: no limit in practice.
-fn seconds(secs: f64) -> Duration {
-    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-}
-
 /// Runs one SMT analysis; writes witnesses to the directory if asked.
 pub fn run(
     vt: &ValueTrace,
@@ -85,22 +32,14 @@ pub fn run(
     opts: &SmtOptions<'_>,
     trace_path: &Path,
 ) -> Result<RaceReport> {
-    anyhow::ensure!(opts.window > 0, "--window must be at least 1");
-    anyhow::ensure!(
-        opts.query_timeout.is_finite() && opts.query_timeout > 0.0,
-        "--query-timeout must be a positive number of seconds"
-    );
-    if let Some(b) = opts.budget {
-        anyhow::ensure!(
-            b.is_finite() && b > 0.0,
-            "--budget must be a positive number of seconds"
-        );
-    }
     let cfg = SmtConfig {
         kind,
-        window: opts.window,
-        query_timeout: seconds(opts.query_timeout),
-        budget: opts.budget.map(seconds),
+        window: checks::positive("--window", opts.window)?,
+        query_timeout: checks::seconds("--query-timeout", opts.query_timeout)?,
+        budget: opts
+            .budget
+            .map(|b| checks::seconds("--budget", b))
+            .transpose()?,
         all_pairs: opts.all_pairs,
         max_atoms: SmtConfig::DEFAULT_MAX_ATOMS,
     };
@@ -167,7 +106,7 @@ pub fn run(
             .take(4)
             .rev()
             .map(|&n| {
-                let line = witness::event_line(vt, n);
+                let line = racepred::trace::values::event_line(vt, n);
                 match (values.get(&n), witness::recorded_read(vt, n)) {
                     (Some(v), Some(rec)) if *v != rec => {
                         format!("{n}: {line}  (reads {v} here)")
@@ -283,29 +222,4 @@ pub fn write_witness_tails(out: &mut dyn Write, reports: &[RaceReport]) -> Resul
         }
     }
     Ok(())
-}
-
-/// `racepred replay TRACE WITNESS`: checks a witness without any solver.
-pub fn replay(a: ReplayArgs) -> Result<ExitCode> {
-    let vt = read_value_trace(&a.input)?;
-    let concrete = vt.concrete().map_err(|e| e.in_file(&a.input.trace))?;
-    let text = std::fs::read_to_string(&a.witness)
-        .with_context(|| format!("cannot read {}", a.witness.display()))?;
-    let w = witness::parse(&vt, &text).with_context(|| a.witness.display().to_string())?;
-    match witness::replay(&vt, &concrete, &w) {
-        Ok(()) => {
-            println!(
-                "{}: replays: after {} steps events {} and {} race (both enabled, conflicting)",
-                a.witness.display(),
-                w.prefix + w.schedule.len() as u64,
-                w.race.0,
-                w.race.1
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            println!("{}: does not replay: {e}", a.witness.display());
-            Ok(ExitCode::from(1))
-        }
-    }
 }

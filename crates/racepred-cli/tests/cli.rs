@@ -73,6 +73,5 @@ fn input_errors_exit_2_with_file_and_line() {
         err.contains(&format!("{}:2: syntax:", p.display())),
         "{err}"
     );
-    let (code, _, err) = run(bin().arg("frobnicate"));
-    assert_eq!(code, 2, "{err}");
+    common::expect(2, bin().arg("frobnicate"));
 }

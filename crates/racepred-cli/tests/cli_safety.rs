@@ -74,10 +74,11 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     }
     assert_eq!(listing(&d), ["link.std", "t.std"]);
     // A different file is fine, and /dev/null is never "the input".
-    let (code, _, err) = run(bin().args(["convert", ts]).arg(d.join("u.std")));
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = run(bin().args(["analyze", "-a", "hb", "-o", "/dev/null", ts]));
-    assert_eq!(code, 1, "{err}");
+    common::expect(0, bin().args(["convert", ts]).arg(d.join("u.std")));
+    common::expect(
+        1,
+        bin().args(["analyze", "-a", "hb", "-o", "/dev/null", ts]),
+    );
 }
 
 #[test]
@@ -89,8 +90,7 @@ fn a_failed_run_leaves_no_file_and_an_existing_one_untouched() {
         text.push_str(&format!("T0|w(x{i})|{i}\n"));
     }
     text.push_str("T0|bogus(x)|1\n");
-    let bad = d.join("bad.std");
-    std::fs::write(&bad, &text).unwrap();
+    let bad = common::write(&d, "bad.std", &text);
     for out in ["new.std", "new.std.gz", "new.rpb.zst", "new.golog"] {
         let (code, _, err) = run(bin().arg("convert").arg(&bad).arg(d.join(out)));
         assert_eq!(code, 2, "{out}: {err}");
@@ -101,10 +101,12 @@ fn a_failed_run_leaves_no_file_and_an_existing_one_untouched() {
     assert_eq!(code, 2);
     assert_eq!(std::fs::read(d.join("old.std")).unwrap(), b"keep me\n");
     // generate into a format that cannot hold its volatile events: fails midway.
-    let (code, _, err) = run(bin()
-        .args(["generate", "--volatile", "0.5", "-o"])
-        .arg(d.join("g.csv")));
-    assert_eq!(code, 2, "{err}");
+    let (_, err) = common::expect(
+        2,
+        bin()
+            .args(["generate", "--volatile", "0.5", "-o"])
+            .arg(d.join("g.csv")),
+    );
     assert!(err.contains("no `v"), "{err}");
     // A report that cannot be produced leaves no -o file either.
     let (code, _, _) = run(bin()
@@ -194,12 +196,11 @@ fn options_of_another_analysis_are_refused_with_its_name() {
 #[test]
 fn convert_writes_every_format_it_reads() {
     let d = dir("formats");
-    let src = d.join("t.std");
-    std::fs::write(
-        &src,
+    let src = common::write(
+        &d,
+        "t.std",
         "0|fork(1)|1\n1|acq(l)|2\n1|w(x)|3\n1|rel(l)|4\n0|r(x)|5\n0|join(1)|6\n",
-    )
-    .unwrap();
+    );
     for out in ["t.rr", "t.csv.gz", "t.golog.xz", "t.rpb"] {
         if out.starts_with("t.golog") {
             // Go logs have no fork/join: refused, naming the event.
@@ -285,8 +286,7 @@ fn corrupt_inputs_are_reported_once_with_one_wording_and_exit_2() {
     }
     let rpb = d.join("g.rpb");
     assert_eq!(run(bin().arg("convert").arg(&std).arg(&rpb)).0, 0);
-    let cut = d.join("cut.rpb");
-    std::fs::write(&cut, &std::fs::read(&rpb).unwrap()[..499]).unwrap();
+    let cut = common::write(&d, "cut.rpb", &std::fs::read(&rpb).unwrap()[..499]);
     let (vcode, vout, verr) = run(bin().arg("validate").arg(&cut));
     let (acode, _, aerr) = run(bin().args(["analyze", "-a", "hb"]).arg(&cut));
     assert_eq!((vcode, acode), (2, 2), "{vout}{verr}");
@@ -331,8 +331,7 @@ fn validate_max_errors_zero_means_no_limit() {
 fn generate_without_locks_and_its_help() {
     let d = dir("gen");
     let p = d.join("g.std");
-    let (code, _, err) = run(bin().args(["generate", "--locks", "0", "-o"]).arg(&p));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().args(["generate", "--locks", "0", "-o"]).arg(&p));
     let text = std::fs::read_to_string(&p).unwrap();
     assert_eq!(text.lines().count(), 1000);
     assert!(!text.contains("acq(") && !text.contains("rel("));
@@ -483,23 +482,25 @@ fn racy_event_analyses_group_by_location_unless_all_pairs() {
 fn jobs_do_not_change_reports() {
     let d = dir("jobs");
     let t = d.join("g.std");
-    let (code, _, err) = run(bin()
-        .args([
-            "generate",
-            "--events",
-            "30000",
-            "--threads",
-            "5",
-            "--vars",
-            "300",
-            "--locks",
-            "5",
-            "--seed",
-            "7",
-            "-o",
-        ])
-        .arg(&t));
-    assert_eq!(code, 0, "{err}");
+    common::expect(
+        0,
+        bin()
+            .args([
+                "generate",
+                "--events",
+                "30000",
+                "--threads",
+                "5",
+                "--vars",
+                "300",
+                "--locks",
+                "5",
+                "--seed",
+                "7",
+                "-o",
+            ])
+            .arg(&t),
+    );
     let analyze = |jobs: &str, json: bool, history: bool| {
         let mut c = bin();
         c.args([
@@ -535,8 +536,10 @@ fn jobs_do_not_change_reports() {
             assert_eq!(analyze(jobs, json, history), one, "-j {jobs}");
         }
     }
-    let (code, _, err) = run(bin().args(["analyze", "-a", "lockset", "-j", "0"]).arg(&t));
-    assert_eq!(code, 2, "{err}");
+    common::expect(
+        2,
+        bin().args(["analyze", "-a", "lockset", "-j", "0"]).arg(&t),
+    );
 }
 
 /// A trace read in the wrong format is an error, not an empty trace: a RoadRunner reader
@@ -579,8 +582,7 @@ fn a_trace_in_another_format_is_not_read_as_empty() {
         assert!(err.contains("no event in the file"), "{args:?}: {err}");
     }
     // A RoadRunner log with banners and events still reads.
-    let log = d.join("ok.rr");
-    std::fs::write(&log, "[RR: banner]\n@ Wr(0,x) - 1\n@ Wr(1,x) - 2\n").unwrap();
+    let log = common::write(&d, "ok.rr", "[RR: banner]\n@ Wr(0,x) - 1\n@ Wr(1,x) - 2\n");
     let (code, out, err) = run(bin().arg("validate").arg(&log));
     assert_eq!(code, 0, "{out}{err}");
 }
@@ -589,8 +591,7 @@ fn a_trace_in_another_format_is_not_read_as_empty() {
 #[test]
 fn nul_bytes_in_event_lines_are_an_error() {
     let d = dir("nul");
-    let t = d.join("t.std");
-    std::fs::write(&t, b"T0|w(V1)|1\nT1|w(V\x001)|2\n").unwrap();
+    let t = common::write(&d, "t.std", b"T0|w(V1)|1\nT1|w(V\x001)|2\n");
     for args in [
         vec!["validate"],
         vec!["analyze", "-a", "hb"],
@@ -736,13 +737,11 @@ fn convert_drop_values_into_formats_without_branches() {
 #[test]
 fn record_refuses_outputs_that_would_destroy_or_fail_late() {
     let d = dir("recordout");
-    let prog = d.join("prog");
-    std::fs::write(&prog, "#!/bin/sh\ntouch \"$0.ran\"\n").unwrap();
+    let prog = common::write(&d, "prog", "#!/bin/sh\ntouch \"$0.ran\"\n");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
     let before = std::fs::read(&prog).unwrap();
-    let src = d.join("racy.c");
-    std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+    let src = common::write(&d, "racy.c", "int main(void) { return 0; }\n");
     let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
         (
             vec!["-o".into(), prog.clone().into()],
@@ -796,27 +795,29 @@ fn messages_name_the_file_and_the_event() {
         "{err}"
     );
     assert!(!err.contains("racepred:  "), "{err}");
-    let (code, _, err) = run(bin()
-        .args(["generate", "--no-fork-join", "-o"])
-        .arg(d.join("g.golog")));
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = run(bin()
-        .arg("elide")
-        .arg(&t)
-        .args(["--fraction", "0.5", "-o"])
-        .arg(d.join("e.std")));
-    assert_eq!(code, 0, "{err}");
+    common::expect(
+        0,
+        bin()
+            .args(["generate", "--no-fork-join", "-o"])
+            .arg(d.join("g.golog")),
+    );
+    let (_, err) = common::expect(
+        0,
+        bin()
+            .arg("elide")
+            .arg(&t)
+            .args(["--fraction", "0.5", "-o"])
+            .arg(d.join("e.std")),
+    );
     assert!(err.contains("of 13 events removed"), "{err}");
     let (code, _, err) = run(bin().args(["sample", "--rates", "1e300"]).arg(&t));
     assert_eq!(code, 2);
     assert!(err.contains("not 1e300"), "{err}");
     assert!(err.len() < 200, "{err}");
     // A violation in a binary trace (no lines) is located at its event.
-    let bad = d.join("bad.std");
-    std::fs::write(&bad, "T0|w(x)|1\nT0|rel(L)|2\n").unwrap();
+    let bad = common::write(&d, "bad.std", "T0|w(x)|1\nT0|rel(L)|2\n");
     let rpb = d.join("bad.rpb");
-    let (code, _, err) = run(bin().args(["convert", "--lenient"]).arg(&bad).arg(&rpb));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().args(["convert", "--lenient"]).arg(&bad).arg(&rpb));
     let (code, out, _) = run(bin().arg("validate").arg(&rpb));
     assert_eq!(code, 1);
     assert!(out.contains("bad.rpb: event 1: release-not-held"), "{out}");

@@ -29,13 +29,11 @@ fn recipe_alt_pairs(trace: &Path) -> serde_json::Value {
 fn convert_to_std_keeps_values_and_alternative_paths() {
     let d = dir("roundtrip");
     let (out, out2) = (d.join("out.std"), d.join("out2.std"));
-    let (code, _, err) = run(bin().arg("convert").arg(fig1()).arg(&out));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("convert").arg(fig1()).arg(&out));
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("T2|r(y)->a=5|4"), "{text}");
     assert!(text.contains("T2|alt(4)|r(x)->c|7"), "{text}");
-    let (code, _, err) = run(bin().arg("convert").arg(&out).arg(&out2));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("convert").arg(&out).arg(&out2));
     assert_eq!(text, std::fs::read_to_string(&out2).unwrap());
     let pairs = recipe_alt_pairs(&fig1());
     assert_eq!(pairs.as_array().map(Vec::len), Some(4), "{pairs}");
@@ -45,17 +43,10 @@ fn convert_to_std_keeps_values_and_alternative_paths() {
 #[test]
 fn convert_keeps_mbegin_addresses_and_compresses() {
     let d = dir("mbegin");
-    let input = d.join("in.std");
-    std::fs::write(
-        &input,
-        "T0|mbegin(M;a,b)|1\nT0|w(x)=2|2\nT0|r(x)->r=2|3\nT0|br(r==2)|4\nT0|alt(4)|w(y)=1|5\nT0|mend(M)|6\n",
-    )
-    .unwrap();
+    let input = common::write(&d, "in.std", "T0|mbegin(M;a,b)|1\nT0|w(x)=2|2\nT0|r(x)->r=2|3\nT0|br(r==2)|4\nT0|alt(4)|w(y)=1|5\nT0|mend(M)|6\n");
     let (out, back) = (d.join("out.std.gz"), d.join("back.std"));
-    let (code, _, err) = run(bin().arg("convert").arg(&input).arg(&out));
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = run(bin().arg("convert").arg(&out).arg(&back));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("convert").arg(&input).arg(&out));
+    common::expect(0, bin().arg("convert").arg(&out).arg(&back));
     let text = std::fs::read_to_string(&back).unwrap();
     assert!(text.starts_with("T0|mbegin(M;a,b)|1\n"), "{text}");
     assert!(text.contains("T0|alt(4)|w(y)=1|5\n"), "{text}");
@@ -66,18 +57,15 @@ fn convert_keeps_mbegin_addresses_and_compresses() {
 fn convert_to_binary_keeps_values_and_alternative_paths() {
     let d = dir("binary");
     let (rpb, back) = (d.join("out.rpb.zst"), d.join("back.std"));
-    let (code, _, err) = run(bin().arg("convert").arg(fig1()).arg(&rpb));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("convert").arg(fig1()).arg(&rpb));
     // The SMT analyses read the values from the binary file: the same races.
     assert_eq!(recipe_alt_pairs(&rpb), recipe_alt_pairs(&fig1()));
     let (code, out, err) = run(bin().arg("stats").arg(&rpb));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("values: yes"), "{out}");
-    let (code, _, err) = run(bin().arg("validate").arg(&rpb));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("validate").arg(&rpb));
     // And back to STD with the values and the alternative path.
-    let (code, _, err) = run(bin().arg("convert").arg(&rpb).arg(&back));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("convert").arg(&rpb).arg(&back));
     let text = std::fs::read_to_string(&back).unwrap();
     assert!(text.contains("T2|r(y)->a=5|4"), "{text}");
     assert!(text.contains("T2|alt(4)|r(x)->c|7"), "{text}");
@@ -89,11 +77,9 @@ fn convert_to_another_format_refuses_to_drop_values() {
     // Binary output keeps values now; RoadRunner cannot hold them. (Fig. 1 has a branch,
     // which RoadRunner cannot even write, so a trace of plain accesses with values.)
     let d = dir("refuse");
-    let input = d.join("in.std");
-    std::fs::write(&input, "T0|fork(T1)|1\nT0|w(x)=1|2\nT1|r(x)->a=1|3\n").unwrap();
+    let input = common::write(&d, "in.std", "T0|fork(T1)|1\nT0|w(x)=1|2\nT1|r(x)->a=1|3\n");
     let out = d.join("out.rr");
-    let (code, _, err) = run(bin().arg("convert").arg(&input).arg(&out));
-    assert_eq!(code, 2, "{err}");
+    let (_, err) = common::expect(2, bin().arg("convert").arg(&input).arg(&out));
     assert!(err.contains("carries values"), "{err}");
     assert!(err.contains("--drop-values"), "{err}");
     assert!(!out.exists(), "no output file after a refusal");
@@ -108,21 +94,25 @@ fn convert_to_another_format_refuses_to_drop_values() {
 fn convert_drop_values_keeps_the_events_only() {
     let d = dir("drop");
     let (rpb, std_out) = (d.join("out.rpb"), d.join("out.std"));
-    let (code, _, err) = run(bin()
-        .args(["convert", "--drop-values"])
-        .arg(fig1())
-        .arg(&rpb));
-    assert_eq!(code, 0, "{err}");
+    common::expect(
+        0,
+        bin()
+            .args(["convert", "--drop-values"])
+            .arg(fig1())
+            .arg(&rpb),
+    );
     let (code, out, _) = run(bin().args(["stats", "--json"]).arg(&rpb));
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["events"], 10);
     assert_eq!(v["values"], false);
-    let (code, _, err) = run(bin()
-        .args(["convert", "--drop-values"])
-        .arg(fig1())
-        .arg(&std_out));
-    assert_eq!(code, 0, "{err}");
+    common::expect(
+        0,
+        bin()
+            .args(["convert", "--drop-values"])
+            .arg(fig1())
+            .arg(&std_out),
+    );
     let text = std::fs::read_to_string(&std_out).unwrap();
     assert!(text.contains("T2|r(y)|4\n"), "{text}");
     assert!(!text.contains("alt("), "{text}");

@@ -18,8 +18,7 @@ const TABLE: &str = "# id<TAB>source\n1\tMain.java:10:0\n2\tWorker.java:20:5\n3\
 
 fn setup(name: &str, table_at: &str) -> (PathBuf, PathBuf) {
     let d = dir(name);
-    let t = d.join("run.std");
-    std::fs::write(&t, TRACE).unwrap();
+    let t = common::write(&d, "run.std", TRACE);
     let table = d.join(table_at);
     std::fs::create_dir_all(table.parent().unwrap()).unwrap();
     std::fs::write(&table, TABLE).unwrap();
@@ -55,8 +54,7 @@ fn analyze_picks_up_a_sidecar_table_and_says_which() {
 fn sidecar_of_a_compressed_trace_and_the_no_locations_switch() {
     let (d, t) = setup("gz", "run.locs");
     let gz = d.join("run.std.gz");
-    let (code, _, err) = run(bin().arg("convert").arg(&t).arg(&gz));
-    assert_eq!(code, 0, "{err}");
+    common::expect(0, bin().arg("convert").arg(&t).arg(&gz));
     std::fs::remove_file(&t).unwrap();
     let (_, out, _) = run(bin().args(["analyze", "-a", "fasttrack"]).arg(&gz));
     assert!(out.contains("w(x) at Main.java:30:9"), "{out}");
@@ -108,8 +106,7 @@ fn locations_flag_json_fields() {
 #[test]
 fn a_bad_table_is_an_error_named_by_file_and_line_or_a_warning_for_a_sidecar() {
     let (d, t) = setup("bad", "run.locs");
-    let bad = d.join("bad.locs");
-    std::fs::write(&bad, "1\tMain.java:1:1\n2 Main.java:2:2\n").unwrap();
+    let bad = common::write(&d, "bad.locs", "1\tMain.java:1:1\n2 Main.java:2:2\n");
     let (code, _, err) = run(bin()
         .args(["analyze", "-a", "hb", "--locations"])
         .arg(&bad)
@@ -119,11 +116,13 @@ fn a_bad_table_is_an_error_named_by_file_and_line_or_a_warning_for_a_sidecar() {
         err.contains(&format!("{}:2: syntax:", bad.display())),
         "{err}"
     );
-    let (code, _, err) = run(bin()
-        .args(["analyze", "-a", "hb", "--locations"])
-        .arg(d.join("missing.locs"))
-        .arg(&t));
-    assert_eq!(code, 2, "{err}");
+    common::expect(
+        2,
+        bin()
+            .args(["analyze", "-a", "hb", "--locations"])
+            .arg(d.join("missing.locs"))
+            .arg(&t),
+    );
     // A malformed sidecar: warned about, not used; the analysis still runs.
     std::fs::write(d.join("run.locs"), "oops\n").unwrap();
     let (code, out, err) = run(bin().args(["analyze", "-a", "hb"]).arg(&t));
@@ -210,8 +209,11 @@ fn diagnose_details_and_dot_show_locations_and_lines() {
     assert!(g.starts_with("digraph"), "{g}");
     // A maybe race: its witness path's nodes carry their locations.
     let d2 = dir("diagnose-maybe");
-    let t2 = d2.join("m.std");
-    std::fs::write(&t2, "T2|r(x)|1\nT1|w(y)|2\nT1|w(x)|3\n#\nT2|w(y)|4\n").unwrap();
+    let t2 = common::write(
+        &d2,
+        "m.std",
+        "T2|r(x)|1\nT1|w(y)|2\nT1|w(x)|3\n#\nT2|w(y)|4\n",
+    );
     std::fs::write(d2.join("m.locs"), "2\tA.java:2:1\n4\tB.java:4:1\n").unwrap();
     let dot2 = d2.join("g.dot");
     let (_, out, err) = run(bin()

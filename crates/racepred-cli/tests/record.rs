@@ -169,7 +169,8 @@ fn assert_names_the_counter(report: &str, what: &str) {
 
 #[test]
 fn racy_counter_is_reported_at_its_lines() {
-    for ext in ["rpb", "std"] {
+    // A compressed output is recorded plain and compressed by `record` afterwards.
+    for ext in ["rpb", "std", "std.gz", "rpb.zst"] {
         let Some(trace) = record("racy.c", ext) else {
             return;
         };
@@ -417,6 +418,32 @@ fn a_forked_child_writes_its_own_trace() {
         "{report}"
     );
     let (code, report) = analyze(&dir.join("fk.rpb"), "hb");
+    assert_eq!(code, 0, "{report}");
+}
+
+#[test]
+fn a_compressed_output_compresses_the_childrens_traces_too() {
+    let Some(exe) = compile("forky.c") else {
+        return;
+    };
+    let dir = exe.parent().unwrap().join("forky-xz");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run_record(&dir.join("fk.rpb.xz"), &exe, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let traces = files_in(&dir, "fk.");
+    // The parent's `fk.rpb.xz` and the child's `fk.PID.rpb.xz`, both xz, both valid.
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    for t in &traces {
+        assert!(t.ends_with(".rpb.xz"), "{t}");
+        let head = std::fs::read(dir.join(t)).unwrap();
+        assert!(head.starts_with(b"\xfd7zXZ\0"), "{t} is not xz");
+        assert_valid(&dir.join(t));
+        // Its calling contexts, beside it under the compressed trace's name.
+        assert!(dir.join(format!("{t}.stacks")).is_file(), "{t}.stacks");
+    }
+    let (code, report) = analyze(&dir.join("fk.rpb.xz"), "hb");
     assert_eq!(code, 0, "{report}");
 }
 

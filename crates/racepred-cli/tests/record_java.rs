@@ -350,36 +350,33 @@ fn class_initialisation_race_free() {
 /// JDK, since the JVM is not started.
 #[test]
 fn missing_agent_and_online_are_refused() {
-    let out = racepred()
-        .args([
-            "record",
-            "--agent",
-            "/nonexistent/racepred-agent.jar",
-            "--",
-            "java",
-            "Main",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    // `racepred ARGS` is a usage error (exit 2); its standard error.
+    let refused = |args: &[&str]| {
+        let out = racepred().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        err
+    };
+    let err = refused(&[
+        "record",
+        "--agent",
+        "/nonexistent/racepred-agent.jar",
+        "--",
+        "java",
+        "Main",
+    ]);
     assert!(
         err.contains("Java agent /nonexistent/racepred-agent.jar does not exist"),
         "{err}"
     );
-    let out = racepred()
-        .args([
-            "record",
-            "--online",
-            "fasttrack",
-            "--",
-            "/usr/bin/java",
-            "Main",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&[
+        "record",
+        "--online",
+        "fasttrack",
+        "--",
+        "/usr/bin/java",
+        "Main",
+    ]);
     assert!(
         err.contains("--online is not available for Java programs"),
         "{err}"

@@ -18,8 +18,7 @@ fn intro() -> PathBuf {
 #[test]
 fn a_read_of_a_variable_nothing_wrote_is_no_panic() {
     let d = dir("unwritten");
-    let t = d.join("t.std");
-    std::fs::write(&t, "T1|r(y)->a=0|1\nT1|w(x)=1|2\nT2|w(x)=2|3\n").unwrap();
+    let t = common::write(&d, "t.std", "T1|r(y)->a=0|1\nT1|w(x)=1|2\nT2|w(x)=2|3\n");
     for a in ["mcm", "recipe", "recipe-alt"] {
         let (code, out, err) = run_within(120, bin().args(["analyze", "-a", a]).arg(&t));
         assert!(!err.contains("panicked"), "{a}: {err}");
@@ -27,6 +26,35 @@ fn a_read_of_a_variable_nothing_wrote_is_no_panic() {
         // The two writes of x race.
         assert!(out.contains("write-write 1"), "{a}: {out}");
     }
+}
+
+/// The SMT predictors read their trace as every other command does: `--max-line` bounds
+/// its lines, `--no-mmap` and compressed input change nothing, `check` likewise.
+#[test]
+fn smt_inputs_take_the_reading_options_of_every_command() {
+    let d = dir("read-options");
+    let t = common::write(&d, "t.std", "T1|w(x)=1|2\nT2|w(x)=2|3\n");
+    for a in ["mcm", "recipe"] {
+        let (code, out, err) = run_within(
+            120,
+            bin().args(["analyze", "-a", a, "--max-line", "8"]).arg(&t),
+        );
+        assert_eq!(code, 2, "{a}: {out}{err}");
+        assert!(
+            err.contains("t.std:1: syntax: line longer than 8 bytes"),
+            "{a}: {err}"
+        );
+        let (code, out, err) =
+            run_within(120, bin().args(["analyze", "-a", a, "--no-mmap"]).arg(&t));
+        assert_eq!(code, 1, "{a}: {out}{err}");
+        assert!(out.contains("write-write 1"), "{a}: {out}");
+    }
+    let (code, out, err) = run_within(120, bin().args(["check", "--max-line", "8"]).arg(&t));
+    assert_eq!(code, 2, "check: {out}{err}");
+    assert!(
+        err.contains("t.std:1: syntax: line longer than 8 bytes"),
+        "check: {err}"
+    );
 }
 
 /// Budgets and query timeouts too long for the clock are no limit, not a panic.
@@ -159,8 +187,11 @@ fn witness_files_say_what_relaxed_reads_read() {
 #[test]
 fn lenient_mcm_keeps_races_of_a_release_without_acquire() {
     let d = dir("lenient");
-    let t = d.join("t.std");
-    std::fs::write(&t, "T0|fork(T1)|1\nT0|rel(L)|2\nT0|w(x)|3\nT1|w(x)|4\n").unwrap();
+    let t = common::write(
+        &d,
+        "t.std",
+        "T0|fork(T1)|1\nT0|rel(L)|2\nT0|w(x)|3\nT1|w(x)|4\n",
+    );
     let (code, out, err) = run_within(
         120,
         bin()

@@ -18,18 +18,12 @@ fn clean(s: &str) -> bool {
 #[test]
 fn control_characters_from_traces_and_tables_are_escaped() {
     let d = dir("escape");
-    let t = d.join("t.std");
-    std::fs::write(
-        &t,
-        "T0|fork(T\u{1b}[1m)|1\nT0|w(V\u{1b}[2J)|2\nT\u{1b}[1m|w(V\u{1b}[2J)|3\nT0|w(C\u{9b}2J)|2\nT\u{1b}[1m|w(C\u{9b}2J)|3\n",
-    )
-    .unwrap();
-    let table = d.join("t.locs");
-    std::fs::write(
-        &table,
+    let t = common::write(&d, "t.std", "T0|fork(T\u{1b}[1m)|1\nT0|w(V\u{1b}[2J)|2\nT\u{1b}[1m|w(V\u{1b}[2J)|3\nT0|w(C\u{9b}2J)|2\nT\u{1b}[1m|w(C\u{9b}2J)|3\n");
+    let table = common::write(
+        &d,
+        "t.locs",
         "2\t\u{1b}[2JFile.java:1:1\n3\t\u{1b}]0;title\u{7}B.java:2:1\n",
-    )
-    .unwrap();
+    );
     for a in ["hb", "hbp", "lockset", "mcm"] {
         let (code, out, err) = run(bin()
             .args(["analyze", "-a", a, "--locations"])
@@ -50,8 +44,7 @@ fn control_characters_from_traces_and_tables_are_escaped() {
     assert_eq!(v["pairs"][0]["variable"], "V\u{1b}[2J");
     assert_eq!(v["pairs"][1]["variable"], "C\u{9b}2J");
     // Messages on standard error too.
-    let bad = d.join("bad.std");
-    std::fs::write(&bad, "T0|rel(L\u{1b}[2J)|1\n").unwrap();
+    let bad = common::write(&d, "bad.std", "T0|rel(L\u{1b}[2J)|1\n");
     for args in [vec!["analyze", "-a", "hb"], vec!["validate"]] {
         let (code, out, err) = run(bin().args(&args).arg(&bad));
         assert_ne!(code, 0);

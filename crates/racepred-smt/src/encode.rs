@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use racepred::clock::VectorClock;
 use racepred::report::PairKind;
+use racepred::trace::values::alt_base;
 use racepred::trace::values::{Ann, BinOp, Concrete, Expr, UnOp, ValueTrace};
 use racepred::trace::{Event, Op};
-use racepred::witness::{alt_base, Model, ReplayIndex};
+use racepred::witness::{Model, ReplayIndex};
 use rustc_hash::FxHashMap;
 use z3::ast::{Bool, Int, BV};
 use z3::{Params, SatResult, Solver};
@@ -488,7 +489,8 @@ impl<'a> Problem<'a> {
         // (an n×n matrix per window: minutes to set up for 10^4 events); its simplex-based
         // solvers (`smt.arith.solver` 2, 5, 6) ran for minutes on one window of
         // `jgf_lufact_n150_t2` at 10^4 events ignoring both the timeout and interrupts, and
-        // the sparse difference-logic solver (1) answered it in 0.9 s. RECIPE's values are
+        // the sparse difference-logic solver (1) answers such windows within the timeout.
+        // RECIPE's values are
         // bit-vectors, which the difference-logic solver does not combine with (every query
         // answers "unknown"): those keep Z3's general arithmetic solver.
         let mut params = Params::new();

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use racepred::error::{Error, Result};
 use racepred::report::{RacePair, RaceReport, ReportKind};
-use racepred::trace::values::ValueTrace;
+use racepred::trace::values::{self, ValueTrace};
 use racepred::witness::{self, Model, ReplayIndex, Replayer, Witness};
 
 pub use encode::{PreState, Problem};
@@ -423,9 +423,8 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
     r.events = vt.trace.len() as u64;
     for race in &out.races {
         let (e, f) = race.witness.race;
-        let ev = |n| match witness::resolve(vt, n) {
-            Some(witness::EventRef::Trace(i)) => vt.trace.events[i],
-            Some(witness::EventRef::Alt { alt, k }) => vt.alts[alt].events[k],
+        let ev = |n| match values::resolve(vt, n) {
+            Some(r) => values::event_of(vt, r).0,
             None => unreachable!("races name events of the trace"),
         };
         r.pairs.push(RacePair::new(e, ev(e), f, ev(f)));

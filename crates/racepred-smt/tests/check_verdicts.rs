@@ -12,13 +12,16 @@
 //! longer traces. And with the SMT stage cut short (a window smaller than the trace), no
 //! group is `no race`: absence is never claimed without a proof.
 
+mod common;
+
 use std::collections::BTreeSet;
 
+use common::actions;
 use proptest::prelude::*;
 use racepred::analysis::{self, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
 use racepred::oracle::{self, OracleConfig};
-use racepred::report::{place, GroupKey, PairKind, RaceReport};
+use racepred::report::{GroupKey, RaceReport};
 use racepred::trace::values::ValueTrace;
 use racepred::trace::{LocId, Trace};
 use racepred::verdict::{decide, VerdictKind};
@@ -87,13 +90,7 @@ fn verdicts_on_slices(t: &Trace) -> racepred::verdict::Verdicts {
 
 /// The location groups of the oracle's predictable pairs.
 fn racy_groups(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<GroupKey> {
-    pairs
-        .iter()
-        .map(|&(x, y)| {
-            let (e, f) = (&t.events[x as usize], &t.events[y as usize]);
-            (place(e), place(f), PairKind::of(e, f))
-        })
-        .collect()
+    common::groups(t, pairs)
 }
 
 /// `race` exactly for the location pairs with a predictable pair (each `syncp` witness
@@ -120,10 +117,6 @@ fn exact_verdicts(t: &Trace, v: &racepred::verdict::Verdicts) -> Result<(), Test
     }
     prop_assert_eq!(races, racy);
     Ok(())
-}
-
-fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
 }
 
 proptest! {

@@ -8,21 +8,19 @@
 //! - a pair whose events lie further apart than any window is found, from a small slice;
 //! - with limits too small, a group is unknown with the reason, never `no race`.
 
+mod common;
+
 use std::collections::BTreeSet;
 
+use common::{actions, group_of};
 use proptest::prelude::*;
 use racepred::gen::from_actions;
 use racepred::oracle::{self, OracleConfig};
-use racepred::report::{place, GroupKey, PairKind};
+use racepred::report::GroupKey;
 use racepred::trace::values::ValueTrace;
 use racepred::trace::Trace;
 use racepred::witness;
 use racepred_smt::{predict, predict_pairs, GroupAnswer, SliceLimits, SmtConfig, SmtKind};
-
-fn group_of(t: &Trace, (x, y): (u64, u64)) -> GroupKey {
-    let (e, f) = (&t.events[x as usize], &t.events[y as usize]);
-    (place(e), place(f), PairKind::of(e, f))
-}
 
 fn every_pair() -> SmtConfig {
     let mut cfg = SmtConfig::new(SmtKind::Mcm);
@@ -55,10 +53,6 @@ fn check_against_oracle(t: &Trace) -> Result<(), TestCaseError> {
     let asked: BTreeSet<GroupKey> = out.groups.iter().map(|(k, _)| *k).collect();
     prop_assert!(racy.is_subset(&asked));
     Ok(())
-}
-
-fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
 }
 
 /// Adversarial shapes: per thread, blocks that take two locks nested in a thread-dependent

@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use racepred::analysis::{create, run_one, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
 use racepred::oracle::{self, OracleConfig, OracleNotion};
-use racepred::trace::values::ValueTrace;
+use racepred::trace::values::{self, ValueTrace};
 use racepred::trace::Trace;
 use racepred::witness;
 use racepred_smt::{predict, Outcome, SmtConfig, SmtKind};
@@ -228,9 +228,11 @@ fn programs_relaxed_races_are_program_races() {
         truth_total += truth.len();
         let mut locs_found = BTreeSet::new();
         for &(e, f) in &alt {
-            let loc = |n: u64| match witness::resolve(&vt, n).unwrap() {
-                witness::EventRef::Trace(i) => vt.trace.events[i].loc.0,
-                witness::EventRef::Alt { alt, k } => vt.alts[alt].events[k].loc.0,
+            let loc = |n: u64| {
+                values::event_of(&vt, values::resolve(&vt, n).unwrap())
+                    .0
+                    .loc
+                    .0
             };
             let (a, b) = (loc(e), loc(f));
             locs_found.insert((a.min(b), a.max(b)));

@@ -13,18 +13,13 @@
 //! Run with `cargo bench -p racepred --bench analyses`; `RACEPRED_BENCH_EVENTS` changes the
 //! trace length.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use racepred::analysis::{create, AnalysisKind, AnalysisOptions, ClockKind};
 use racepred::gen::{GenConfig, Generator};
 use racepred::trace::{Event, Trace};
 use rand::{Rng, SeedableRng};
-
-fn events() -> u64 {
-    std::env::var("RACEPRED_BENCH_EVENTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000)
-}
 
 fn run_one(t: &Trace, kind: AnalysisKind, clock: ClockKind, streaming: bool) -> usize {
     let opts = AnalysisOptions {
@@ -33,21 +28,12 @@ fn run_one(t: &Trace, kind: AnalysisKind, clock: ClockKind, streaming: bool) -> 
         ..Default::default()
     };
     let a = create(kind, &opts).expect("analysis exists");
-    let r = racepred::analysis::run_one(t, a);
-    r.pairs.len() + r.racy_events.len()
+    common::findings(&racepred::analysis::run_one(t, a))
 }
 
 fn analyses(c: &mut Criterion) {
-    let n = events();
-    let t = Generator::trace(GenConfig {
-        events: n,
-        threads: 8,
-        vars: 10_000,
-        locks: 16,
-        sync: 0.1,
-        seed: 7,
-        ..GenConfig::default()
-    });
+    let n = common::events();
+    let t = common::generated(n);
     let mut g = c.benchmark_group("analyses");
     g.throughput(Throughput::Elements(n));
     g.sample_size(10);
@@ -106,7 +92,7 @@ fn pairs_trace(threads: u32, n: u64) -> Trace {
 }
 
 fn clocks(c: &mut Criterion) {
-    let n = events();
+    let n = common::events();
     let mut g = c.benchmark_group("clocks");
     g.throughput(Throughput::Elements(n));
     g.sample_size(10);

@@ -18,6 +18,8 @@
 //! `RACEPRED_BENCH_ONLY=<row name>` only that row runs (for a profiler), with
 //! `RACEPRED_BENCH_COUNTERS=1` also each run's counters.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use racepred::analysis::pacer::PacerConfig;
 use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
@@ -26,10 +28,7 @@ use racepred::report::{RaceReport, ReportKind};
 use racepred::trace::{Event, Names};
 
 fn bench(c: &mut Criterion) {
-    let events: u64 = std::env::var("RACEPRED_BENCH_EVENTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000);
+    let events = common::events();
     let trace = match std::env::var("RACEPRED_BENCH_TRACE") {
         Ok(path) => {
             let mut src = racepred::trace::open(std::path::Path::new(&path)).expect("open trace");

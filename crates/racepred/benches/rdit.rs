@@ -14,37 +14,22 @@
 //! Run with `cargo bench -p racepred --bench rdit`; `RACEPRED_BENCH_EVENTS` changes the
 //! trace length.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use racepred::analysis::rdit::{rdit, RditConfig};
 use racepred::analysis::{create, run_one, Analysis, AnalysisKind, AnalysisOptions};
 use racepred::clock::VectorClock;
-use racepred::gen::{GenConfig, Generator};
-use racepred::trace::elide::{elide, ElideConfig};
+use racepred::experiments::elide::{elide, ElideConfig};
 use racepred::trace::Trace;
 
-fn events() -> u64 {
-    std::env::var("RACEPRED_BENCH_EVENTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000)
-}
-
 fn races(t: &Trace, a: Box<dyn Analysis>) -> usize {
-    let r = run_one(t, a);
-    r.pairs.len() + r.racy_events.len()
+    common::findings(&run_one(t, a))
 }
 
 fn bench(c: &mut Criterion) {
-    let n = events();
-    let complete = Generator::trace(GenConfig {
-        events: n,
-        threads: 8,
-        vars: 10_000,
-        locks: 16,
-        sync: 0.1,
-        seed: 7,
-        ..GenConfig::default()
-    });
+    let n = common::events();
+    let complete = common::generated(n);
     let e = elide(
         &complete,
         &ElideConfig {

@@ -79,6 +79,9 @@ pub enum ErrorKind {
     Budget(String),
     /// An option or parameter is invalid.
     Invalid(String),
+    /// The input or output needs a part of racepred this build leaves out: `what` (say,
+    /// "xz compression") is provided by the Cargo feature `feature`.
+    NotBuilt { what: String, feature: &'static str },
 }
 
 /// A racepred error: what went wrong, and where (file, line, byte, event) when it is about
@@ -174,6 +177,10 @@ impl fmt::Display for ErrorKind {
             ErrorKind::IllFormed { rule, explanation } => write!(f, "{rule}: {explanation}"),
             ErrorKind::Budget(m) => write!(f, "over budget: {m}"),
             ErrorKind::Invalid(m) => write!(f, "invalid: {m}"),
+            ErrorKind::NotBuilt { what, feature } => write!(
+                f,
+                "{what} is not built in: racepred was built without its `{feature}` feature"
+            ),
         }
     }
 }

@@ -8,6 +8,8 @@
 //! - [`analysis`]: one module per analysis behind the [`analysis::Analysis`] trait;
 //! - [`report`]: race reports as plain data, location tables, and their text / JSON / SARIF
 //!   forms;
+//! - [`experiments`]: what measures the analyses — elided and perturbed traces, PACER's
+//!   sampling trials and their plot;
 //! - [`oracle`]: the exact, exhaustive checker for small traces;
 //! - [`gen`]: random well-formed traces for tests and benchmarks;
 //! - [`program`]: random small programs, their value traces and an exhaustive explorer;
@@ -16,6 +18,7 @@
 pub mod analysis;
 pub mod clock;
 pub mod error;
+pub mod experiments;
 pub mod gen;
 pub mod oracle;
 mod pipe;

@@ -30,8 +30,10 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::trace::values::{Ann, Concrete, ValueTrace};
-use crate::trace::{Event, Op};
+use crate::trace::values::{
+    alt_base, event_line, event_of, resolve, Ann, Concrete, EventRef, ValueTrace,
+};
+use crate::trace::Op;
 
 /// Which reads must keep their values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,103 +55,6 @@ pub struct Witness {
     pub schedule: Vec<u64>,
     /// The racing pair `(e, f)`, not executed.
     pub race: (u64, u64),
-}
-
-/// Where an event number points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventRef {
-    Trace(usize),
-    /// Event `k` of alternative path `alt`.
-    ///
-    /// The executed events of an alternative path run atomically at their branch (RECIPE §IV:
-    /// no other thread's event between the branch and them); a racing event on the path is
-    /// not executed, so other threads may run between the branch and the race.
-    Alt {
-        alt: usize,
-        k: usize,
-    },
-}
-
-/// Resolves an event number.
-pub fn resolve(vt: &ValueTrace, n: u64) -> Option<EventRef> {
-    let len = vt.trace.len() as u64;
-    if n < len {
-        return Some(EventRef::Trace(n as usize));
-    }
-    let mut base = len;
-    for (a, alt) in vt.alts.iter().enumerate() {
-        if n < base + alt.events.len() as u64 {
-            return Some(EventRef::Alt {
-                alt: a,
-                k: (n - base) as usize,
-            });
-        }
-        base += alt.events.len() as u64;
-    }
-    None
-}
-
-/// The number of the first event of alternative path `alt`.
-pub fn alt_base(vt: &ValueTrace, alt: usize) -> u64 {
-    vt.trace.len() as u64
-        + vt.alts[..alt]
-            .iter()
-            .map(|a| a.events.len() as u64)
-            .sum::<u64>()
-}
-
-fn event_of(vt: &ValueTrace, r: EventRef) -> (Event, &Ann) {
-    match r {
-        EventRef::Trace(i) => (vt.trace.events[i], vt.ann(i)),
-        EventRef::Alt { alt, k } => (vt.alts[alt].events[k], &vt.alts[alt].anns[k]),
-    }
-}
-
-/// The STD line of an event, with its value part.
-pub fn event_line(vt: &ValueTrace, n: u64) -> String {
-    let Some(r) = resolve(vt, n) else {
-        return format!("# no event {n}");
-    };
-    let (ev, ann) = event_of(vt, r);
-    let names = &vt.trace.names;
-    let mut s = String::new();
-    let thread = names.thread(ev.thread);
-    if let EventRef::Alt { alt, .. } = r {
-        let b = vt.alts[alt].branch;
-        let _ = write!(s, "{thread}|alt({})|", names.loc(vt.trace.events[b].loc));
-    } else {
-        let _ = write!(s, "{thread}|");
-    }
-    let regs = &vt.regs;
-    match (ev.op, ann) {
-        (Op::Local, Ann::Let { reg, expr }) => {
-            let _ = write!(s, "let({}={})", regs.name(*reg), expr.display(regs));
-        }
-        (Op::Branch, Ann::Branch(c)) => {
-            let _ = write!(s, "br({})", c.display(regs));
-        }
-        _ => {
-            if ev.target == u32::MAX {
-                s.push_str(ev.op.std_name());
-            } else {
-                let _ = write!(s, "{}({})", ev.op.std_name(), names.target(&ev));
-            }
-            match ann {
-                Ann::Write(e) => {
-                    let _ = write!(s, "={}", e.display(regs));
-                }
-                Ann::Read { reg, observed } => {
-                    let _ = write!(s, "->{}", regs.name(*reg));
-                    if let Some(v) = observed {
-                        let _ = write!(s, "={v}");
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let _ = write!(s, "|{}", names.loc(ev.loc));
-    s
 }
 
 /// The witness as an STD file (see the module doc), with a comment before each read that

@@ -2,6 +2,7 @@
 //! sniffing, malformed input (messages name `file:line` or the byte), and readers that never
 //! panic on arbitrary or damaged input.
 
+#[cfg(feature = "compress")]
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,7 @@ use racepred::trace::golog::GoLogReader;
 use racepred::trace::open::{open_reader, sniff};
 use racepred::trace::rr::RrReader;
 use racepred::trace::std_format::StdReader;
-use racepred::trace::write::{self, copy, StdWriter, TraceWriter};
+use racepred::trace::write::{copy, StdWriter, TraceWriter};
 use racepred::trace::{
     open, open_with, AddrId, Event, EventSource, Format, LocId, NameKind, Names, Op, ThreadId,
     Trace,
@@ -464,6 +465,16 @@ fn assert_error(file: &str, content: &[u8], format: Option<Format>, want: &[&str
     }
 }
 
+/// Each `(line, message)`: `file` holding `before`, `line` and a newline fails at line
+/// `at` (`before` has `at - 1` lines) with an error containing `message`.
+fn assert_line_errors(file: &str, before: &str, at: u64, cases: &[(&str, &str)]) {
+    let prefix = format!("{at}: ");
+    for (line, want) in cases {
+        let content = format!("{before}{line}\n");
+        assert_error(file, content.as_bytes(), None, &[&prefix, want]);
+    }
+}
+
 #[test]
 fn malformed_std() {
     assert_error(
@@ -490,67 +501,61 @@ fn malformed_std() {
 #[test]
 fn malformed_rr() {
     let h = "[RR: banner]\n@ Acquire(1,l)\n";
-    for (line, want) in [
-        ("@ Rd(1,x)", "needs a location"),
-        ("@ Rd(1,x) Final", "needs a location"),
-        ("@ Frob(1,x) a b", "unknown operation `Frob`"),
-        ("@ Rd(1) a b", "found one"),
-        ("@ Rd(1,x,y) a b", "found more"),
-        ("@ Rd(1,x a b", "no closing"),
-        ("@ Rd(,x) a b", "empty thread name"),
-        ("@ Rd(1,) a b", "empty variable name"),
-        ("@Rd(1,x) a b", "whitespace after `@`"),
-    ] {
-        assert_error(
-            "t.rr",
-            format!("{h}{line}\n").as_bytes(),
-            None,
-            &["3: ", want],
-        );
-    }
+    assert_line_errors(
+        "t.rr",
+        h,
+        3,
+        &[
+            ("@ Rd(1,x)", "needs a location"),
+            ("@ Rd(1,x) Final", "needs a location"),
+            ("@ Frob(1,x) a b", "unknown operation `Frob`"),
+            ("@ Rd(1) a b", "found one"),
+            ("@ Rd(1,x,y) a b", "found more"),
+            ("@ Rd(1,x a b", "no closing"),
+            ("@ Rd(,x) a b", "empty thread name"),
+            ("@ Rd(1,) a b", "empty variable name"),
+            ("@Rd(1,x) a b", "whitespace after `@`"),
+        ],
+    );
     assert_error("u.rr", b"@ Rd(1,x) a \xff\xfe\n", None, &["1: ", "UTF-8"]);
 }
 
 #[test]
 fn malformed_csv() {
-    for (row, want) in [
-        ("w(x),r(y)", "more than one non-empty column"),
-        (",frob(x)", "unknown operation `frob`"),
-        (",w(x", "without a closing"),
-        (",w()", "empty variable name"),
-        (",w(a b)", "whitespace"),
-        ("x", "expected `OP(TARGET)`"),
-    ] {
-        assert_error(
-            "t.csv",
-            format!("T0,T1\nw(x),\n{row}\n").as_bytes(),
-            None,
-            &["3: ", want],
-        );
-    }
+    assert_line_errors(
+        "t.csv",
+        "T0,T1\nw(x),\n",
+        3,
+        &[
+            ("w(x),r(y)", "more than one non-empty column"),
+            (",frob(x)", "unknown operation `frob`"),
+            (",w(x", "without a closing"),
+            (",w()", "empty variable name"),
+            (",w(a b)", "whitespace"),
+            ("x", "expected `OP(TARGET)`"),
+        ],
+    );
     assert_error("u.csv", b"w(\xff),\n", None, &["1: ", "UTF-8"]);
 }
 
 #[test]
 fn malformed_golog() {
-    for (line, want) in [
-        ("1,WR,x,l", "5 comma-separated fields"),
-        ("1,WR,x,l,2,3", "found more"),
-        ("1,XX,x,l,2", "unknown operation `XX`"),
-        ("1,WR,x,l,-2", "not a decimal"),
-        ("z:1,WR,x,l,2", "event number"),
-        ("1,WR,,l,2", "empty variable name"),
-        ("1,LK,,l,2", "empty lock name"),
-        ("1,WR,x,,2", "empty location name"),
-        ("STUCK", "found 1"),
-    ] {
-        assert_error(
-            "t.golog",
-            format!("1,LK,m,nil,0\n{line}\n").as_bytes(),
-            None,
-            &["2: ", want],
-        );
-    }
+    assert_line_errors(
+        "t.golog",
+        "1,LK,m,nil,0\n",
+        2,
+        &[
+            ("1,WR,x,l", "5 comma-separated fields"),
+            ("1,WR,x,l,2,3", "found more"),
+            ("1,XX,x,l,2", "unknown operation `XX`"),
+            ("1,WR,x,l,-2", "not a decimal"),
+            ("z:1,WR,x,l,2", "event number"),
+            ("1,WR,,l,2", "empty variable name"),
+            ("1,LK,,l,2", "empty lock name"),
+            ("1,WR,x,,2", "empty location name"),
+            ("STUCK", "found 1"),
+        ],
+    );
     assert_error("u.golog", b"1,WR,\xff,l,2\n", None, &["1: ", "UTF-8"]);
 }
 
@@ -627,6 +632,7 @@ fn unknown_format_is_an_error() {
 // Compression and files
 // -----------------------------------------------------------------------------------------
 
+#[cfg(feature = "compress")]
 fn compress(data: &[u8], ext: &str) -> Vec<u8> {
     use std::io::Write;
     match ext {
@@ -645,6 +651,7 @@ fn compress(data: &[u8], ext: &str) -> Vec<u8> {
     }
 }
 
+#[cfg(feature = "compress")]
 #[test]
 fn compressed_inputs_by_extension_and_by_content() {
     for input in [
@@ -670,6 +677,7 @@ fn compressed_inputs_by_extension_and_by_content() {
     }
 }
 
+#[cfg(feature = "compress")]
 #[test]
 fn create_writes_compressed_files_that_read_back() {
     let t = racepred::gen::Generator::trace(racepred::gen::GenConfig {
@@ -688,7 +696,7 @@ fn create_writes_compressed_files_that_read_back() {
         ("w.rpb.zst", Format::Binary),
     ] {
         let p = scratch().join(name);
-        let mut w = write::create(&p, format).unwrap();
+        let mut w = racepred::trace::write::create(&p, format).unwrap();
         assert_eq!(copy(&mut t.source(), &mut *w).unwrap(), 5000);
         w.finish().unwrap();
         let mut head = [0u8; 6];
@@ -708,7 +716,7 @@ fn create_writes_compressed_files_that_read_back() {
     // Every format read is written too (round trips in `trace::write_formats`);
     // a writer that is not finished leaves no file.
     let p = scratch().join("x.csv");
-    let w = write::create(&p, Format::Csv).unwrap();
+    let w = racepred::trace::write::create(&p, Format::Csv).unwrap();
     drop(w);
     assert!(!p.exists());
 }

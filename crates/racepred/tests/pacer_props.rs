@@ -14,9 +14,10 @@ mod common;
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use racepred::analysis::pacer::{self, Detector, ExperimentConfig, PacerConfig};
+use racepred::analysis::pacer::{Detector, PacerConfig};
 use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions};
 use racepred::clock::VectorClock;
+use racepred::experiments::pacer_trials::{self, ExperimentConfig};
 use racepred::gen::{from_actions, GenConfig, Generator};
 use racepred::report::RaceReport;
 use racepred::trace::{Event, Op, ThreadId, Trace};
@@ -649,7 +650,7 @@ fn detection_frequency_is_the_rate() {
                 &tr,
                 rate,
                 period,
-                pacer::experiment::trial_seed(gseed, 0, trial as u64),
+                pacer_trials::trial_seed(gseed, 0, trial as u64),
             );
             let got = racy(&d);
             let got_pairs = pairs(&d);
@@ -716,7 +717,7 @@ fn experiment_against_reference() {
             tr.events[b as usize],
         ));
     }
-    let exp = pacer::experiment(
+    let exp = pacer_trials::experiment(
         &tr,
         &base,
         &ExperimentConfig {

@@ -1,4 +1,4 @@
-//! Property tests of RDIT (`analysis::rdit`) and the elision harness (`trace::elide`).
+//! Property tests of RDIT (`analysis::rdit`) and the elision harness (`experiments::elide`).
 //!
 //! - with no barrier pair, `rdit` = `hb` (racy events) and the pair version = `hbp`, with
 //!   vector and tree clocks;
@@ -17,8 +17,8 @@ use proptest::prelude::*;
 use racepred::analysis::rdit::{rdit, rdit_pairs, RditConfig};
 use racepred::analysis::{create, run_trace, Analysis, AnalysisKind, AnalysisOptions};
 use racepred::clock::{TreeClock, VectorClock};
+use racepred::experiments::elide::{elide, ElideConfig, Elided, SYNTHETIC};
 use racepred::gen::{from_actions, GenConfig, Generator};
-use racepred::trace::elide::{elide, ElideConfig, Elided, SYNTHETIC};
 use racepred::trace::std_format::StdReader;
 use racepred::trace::validate::is_well_formed;
 use racepred::trace::{AddrId, Event, LocId, Op, Trace};

@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use racepred::analysis::sshb::perturb::perturb_with_map;
 use racepred::analysis::sshb::{diagnose_trace, Diagnosis, SshbConfig};
+use racepred::experiments::perturb::perturb_with_map;
 use racepred::gen::{from_actions, GenConfig, Generator};
 use racepred::report::Verdict;
 use racepred::trace::{Event, Op, Trace};

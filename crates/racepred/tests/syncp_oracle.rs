@@ -237,8 +237,7 @@ proptest! {
         let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let all = osr(&t, true);
         let grouped = osr(&t, false);
-        let keys = |r: &RaceReport| r.pairs.iter().map(|p| p.group_key()).collect::<BTreeSet<_>>();
-        prop_assert_eq!(keys(&grouped), keys(&all.grouped()));
+        prop_assert_eq!(grouped.group_keys(), all.grouped().group_keys());
         prop_assert_eq!(&grouped.group_counts, &all.grouped().group_counts);
         if let Err(e) = witnesses_replay(&t, &grouped) {
             prop_assert!(false, "{} on {:?}", e, t.events);
@@ -255,10 +254,10 @@ proptest! {
         let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
         let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = analysis::run_one(&t, Box::new(SyncP::trf_candidates()));
-        let groups: BTreeSet<_> = r.pairs.iter().map(|p| p.group_key()).collect();
+        let groups = r.group_keys();
         for &(x, y) in &o.predictable {
             let (e, f) = (t.events[x as usize], t.events[y as usize]);
-            let k = racepred::report::RacePair::new(x, e, y, f).group_key();
+            let k = racepred::report::group_key_of(&e, &f);
             prop_assert!(groups.contains(&k), "missed {:?} of ({}, {}) on {:?}", k, x, y, t.events);
         }
     }

@@ -1,14 +1,15 @@
-//! `wcp`, `lockset`, `tsan-hybrid` and `w3po` against the exact oracle (SPEC §2, §4).
-//! Pending: the oracle (`racepred::oracle::{analyze, OracleConfig, OracleResult}`) is on
-//! another branch; rename to `w3po_oracle.rs` after the merge.
+//! `wcp`, `lockset`, `tsan-hybrid` and `w3po` against the exact oracle (SPEC §2, §4):
+//! every predictable pair the oracle finds is reported by the complete analyses, by pair
+//! and by location pair.
 
 mod common;
+use common::actions;
 
 use proptest::prelude::*;
 use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
-use racepred::report::{place, GroupKey, PairKind};
+use racepred::report::{place, GroupKey};
 use racepred::trace::{Event, Trace};
 use std::collections::BTreeSet;
 
@@ -19,13 +20,7 @@ fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
 /// The (first location, second location, kind) of each pair (by variable where a location
 /// is missing: [`place`]).
 fn loc_pairs(t: &Trace, pairs: &BTreeSet<(u64, u64)>) -> BTreeSet<GroupKey> {
-    pairs
-        .iter()
-        .map(|&(a, b)| {
-            let (e, f) = (&t.events[a as usize], &t.events[b as usize]);
-            (place(e), place(f), PairKind::of(e, f))
-        })
-        .collect()
+    common::groups(t, pairs)
 }
 
 /// The location pairs of a report.
@@ -34,10 +29,6 @@ fn report_loc_pairs(r: &racepred::report::RaceReport) -> BTreeSet<GroupKey> {
         .iter()
         .map(|p| (place(&p.first_event), place(&p.second_event), p.kind))
         .collect()
-}
-
-fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
 }
 
 proptest! {

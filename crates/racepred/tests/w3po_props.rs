@@ -7,13 +7,14 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+use common::actions;
 
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
 use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
-use racepred::report::{place, GroupKey, PairKind, RaceReport};
+use racepred::report::{place, GroupKey, RaceReport};
 use racepred::trace::{Event, LocId, Op, ThreadId, Trace};
 
 type Pairs = BTreeSet<(u64, u64)>;
@@ -538,10 +539,6 @@ fn search(t: &Trace, trace_specific: bool) -> Found {
 // ---------------------------------------------------------------------------------------
 // Properties.
 
-fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
-    proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..max)
-}
-
 fn trace(threads: u32, a: &[(u8, u8, u8)]) -> Trace {
     from_actions(threads, 2, 2, a)
 }
@@ -725,13 +722,7 @@ fn grouped_and_exhaustive(h: usize, complete: bool) -> Vec<(Box<dyn Analysis>, B
 /// The (first place, second place, kind) of each pair of `pairs`: location pairs, by
 /// variable where a location is missing.
 fn loc_pairs(t: &Trace, pairs: &Pairs) -> BTreeSet<GroupKey> {
-    pairs
-        .iter()
-        .map(|&(a, b)| {
-            let (e, f) = (&t.events[a as usize], &t.events[b as usize]);
-            (place(e), place(f), PairKind::of(e, f))
-        })
-        .collect()
+    common::groups(t, pairs)
 }
 
 /// The location pairs of a grouped report.

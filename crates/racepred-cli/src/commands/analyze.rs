@@ -84,7 +84,7 @@ pub(super) fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<Ex
     let jobs = checks::jobs(matches, a.jobs.map_or(1, |n| n.get()), a.all_pairs)?;
     let mut plan = analysis::Plan::new(&kinds, &opts, jobs)?;
     let table = locations::load(&a.locations, &a.input.trace)?;
-    let source_root = a.sarif.source_root()?;
+    let source_root = locations::source_root(&a.sarif)?;
     // The SMT predictors need the whole trace with its values: read it into memory and feed
     // the streaming analyses from there too, so that every report shares one name table.
     // Witnesses given as cuts (`syncp --witness DIR`) are rendered from the trace in memory.
@@ -93,7 +93,7 @@ pub(super) fn analyze(a: AnalyzeArgs, matches: Option<&ArgMatches>) -> Result<Ex
     let value_trace = if smt_kinds.is_empty() && !cut_witnesses {
         None
     } else {
-        Some(crate::smt::read_value_trace(&a.input)?)
+        Some(crate::input::read_value_trace(&a.input)?)
     };
     let mut src: Box<dyn EventSource + Send + '_> = match &value_trace {
         Some(vt) => Box::new(vt.trace.source()),

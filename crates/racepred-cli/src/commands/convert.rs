@@ -103,10 +103,8 @@ fn read_values_again(a: &ConvertArgs) -> Result<racepred::trace::values::ValueTr
         "standard input carries values (value-level STD extension), and keeping them needs \
          the trace read twice; pass it as a file, or drop them explicitly with --drop-values"
     );
-    let in_file = |e: racepred::Error| e.in_file(&a.input);
-    let f = std::fs::File::open(&a.input).map_err(|e| in_file(e.into()))?;
-    let plain = trace::open::decompress(f).map_err(in_file)?;
-    Ok(racepred::trace::values::ValueTrace::read_any(plain).map_err(in_file)?)
+    let opts = read_options(a.from, a.max_line, a.no_mmap)?;
+    Ok(racepred::trace::values::ValueTrace::open(&a.input, &opts)?)
 }
 
 /// Writes the value trace `a.input` to `a.output` as STD with its values: every event in
@@ -114,7 +112,7 @@ fn read_values_again(a: &ConvertArgs) -> Result<racepred::trace::values::ValueTr
 /// alternative path. The input is read again as a
 /// [`ValueTrace`](racepred::trace::values::ValueTrace) (the streaming readers drop values).
 fn convert_values(a: &ConvertArgs) -> Result<()> {
-    use racepred::witness::{alt_base, event_line};
+    use racepred::trace::values::{alt_base, event_line};
     let vt = read_values_again(a)?;
     // `ValueTrace` keeps no `mbegin` address sets: a streaming reader, in step with the
     // trace's events, gives them.

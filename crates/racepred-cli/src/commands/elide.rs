@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use racepred::trace::{self};
 
 use super::*;
 use crate::args::ElideArgs;
@@ -11,15 +10,15 @@ use crate::checks;
 use crate::outfile::refuse_inputs;
 
 pub(super) fn elide(a: ElideArgs) -> Result<ExitCode> {
-    use racepred::trace::elide::{elide, ElideConfig};
-    refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
+    use racepred::experiments::elide::{elide, ElideConfig};
+    refuse_inputs(&[&a.input.trace], &[Some(&a.out.output)])?;
     checks::rate("--fraction", a.fraction)?;
     checks::positive("--max-window", a.max_window)?;
     anyhow::ensure!(
         !a.methods.is_empty() || !a.locks.is_empty() || a.fraction > 0.0,
         "nothing to elide: pass --methods, --locks or --fraction"
     );
-    let to = output_format(&a.output, a.to)?;
+    let to = out_format(&a.out)?;
     let trace = read_whole(&a.input, false)?;
     let cfg = ElideConfig {
         methods: a.methods.clone(),
@@ -29,9 +28,7 @@ pub(super) fn elide(a: ElideArgs) -> Result<ExitCode> {
         max_window: a.max_window,
     };
     let e = elide(&trace, &cfg).map_err(|e| e.in_file(&a.input.trace))?;
-    let mut dst = trace::write::create(&a.output, to)?;
-    trace::write::copy(&mut e.trace.source(), &mut *dst)?;
-    dst.finish()?;
+    write_trace(&a.out, to, &mut e.trace.source())?;
     let removed = e.removed();
     eprintln!(
         "racepred: elided {} region(s): {removed} of {} events removed, {} barrier event(s) added, {} events written",

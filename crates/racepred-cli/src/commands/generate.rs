@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use racepred::gen::{GenConfig, Generator};
-use racepred::trace::{self, Format};
+use racepred::trace::Format;
 
 use super::*;
 use crate::args::GenerateArgs;
@@ -28,15 +28,12 @@ pub(super) fn generate(a: GenerateArgs) -> Result<ExitCode> {
         a.sync + a.volatile <= 1.0,
         "--sync plus --volatile must be at most 1"
     );
-    let to = output_format(&a.output, a.to)?;
+    let to = out_format(&a.out)?;
     anyhow::ensure!(
         !(to == Format::GoLog && cfg.fork_join),
         "Go-log traces have no fork or join events: add --no-fork-join to generate {}",
-        a.output.display()
+        a.out.output.display()
     );
-    let mut src = Generator::new(cfg);
-    let mut dst = trace::write::create(&a.output, to)?;
-    trace::write::copy(&mut src, &mut *dst).map_err(|e| e.in_file(&a.output))?;
-    dst.finish()?;
+    write_trace(&a.out, to, &mut Generator::new(cfg))?;
     Ok(ExitCode::SUCCESS)
 }

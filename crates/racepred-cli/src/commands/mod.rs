@@ -3,13 +3,15 @@
 //! whole, printing reports).
 
 mod analyze;
+mod check;
 mod convert;
-pub(crate) use convert::convert;
 mod diagnose;
 mod elide;
 mod generate;
 mod oracle;
 mod perturb;
+mod record;
+mod replay;
 mod sample;
 mod stats;
 mod validate;
@@ -22,11 +24,11 @@ use anyhow::{Context, Result};
 use clap::ArgMatches;
 use racepred::report::{self, RaceReport};
 use racepred::trace::validate::validate_trace;
-use racepred::trace::{self, EventSource, Format, Trace};
+use racepred::trace::{EventSource, Format, Trace};
 
 use crate::args::{Cli, Command, FormatArg};
-use crate::args::{Input, Output};
-use crate::checks;
+use crate::args::{Input, Output, TraceOutput};
+use crate::input::{format_of, open_input, open_trace, read_options};
 use crate::outfile::{escaped, Out};
 
 /// Exit status of `analyze` when no race was found but some analysis did not examine
@@ -37,7 +39,7 @@ pub const INCOMPLETE: u8 = 3;
 pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
     match cli.command {
         Command::Analyze(a) => analyze::analyze(a, matches.subcommand_matches("analyze")),
-        Command::Check(a) => crate::check::check(a),
+        Command::Check(a) => check::check(a),
         Command::Validate(a) => validate::validate(a),
         Command::Stats(a) => stats::stats(a),
         Command::Convert(a) => convert::convert(a),
@@ -47,37 +49,9 @@ pub fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
         Command::Perturb(a) => perturb::perturb(a),
         Command::Sample(a) => sample::sample(a),
         Command::Elide(a) => elide::elide(a),
-        Command::Replay(a) => crate::smt::replay(a),
-        Command::Record(a) => crate::record::record(a, matches.subcommand_matches("record")),
+        Command::Replay(a) => replay::replay(a),
+        Command::Record(a) => record::record(a, matches.subcommand_matches("record")),
     }
-}
-
-pub fn format_of(f: FormatArg) -> Format {
-    match f {
-        FormatArg::Std => Format::Std,
-        FormatArg::Rr => Format::Rr,
-        FormatArg::Csv => Format::Csv,
-        FormatArg::Golog => Format::GoLog,
-        FormatArg::Bin => Format::Binary,
-    }
-}
-
-pub(crate) fn open_input(input: &Input) -> Result<Box<dyn EventSource + Send>> {
-    open_trace(&input.trace, input.format, input.max_line, input.no_mmap)
-}
-
-fn open_trace(
-    path: &Path,
-    format: Option<FormatArg>,
-    max_line: usize,
-    no_mmap: bool,
-) -> Result<Box<dyn EventSource + Send>> {
-    let opts = trace::ReadOptions {
-        format: format.map(format_of),
-        max_line: checks::positive("--max-line", max_line)?,
-        mmap: !no_mmap,
-    };
-    Ok(trace::open_opts(path, &opts)?)
 }
 
 /// Standard output or `-o FILE` (appears when finished), buffered.
@@ -97,6 +71,21 @@ fn output_format(path: &Path, to: Option<FormatArg>) -> Result<Format> {
         })?,
     };
     Ok(f)
+}
+
+/// The format `out` asks for (checked before any work: a name that says no format is an
+/// error now, not after the run).
+fn out_format(out: &TraceOutput) -> Result<Format> {
+    output_format(&out.output, out.to)
+}
+
+/// Writes the events of `src` to `out` in format `to`; the file appears only when whole.
+fn write_trace(out: &TraceOutput, to: Format, src: &mut dyn EventSource) -> Result<()> {
+    let path = &out.output;
+    let mut dst = racepred::trace::write::create(path, to)?;
+    racepred::trace::write::copy(src, &mut *dst).map_err(|e| e.in_file(path))?;
+    dst.finish()?;
+    Ok(())
 }
 
 fn read_whole(input: &Input, lenient: bool) -> Result<Trace> {

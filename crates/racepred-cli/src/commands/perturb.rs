@@ -3,19 +3,16 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use racepred::trace::{self};
 
 use super::*;
 use crate::args::PerturbArgs;
 use crate::outfile::refuse_inputs;
 
 pub(super) fn perturb(a: PerturbArgs) -> Result<ExitCode> {
-    refuse_inputs(&[&a.input.trace], &[Some(&a.output)])?;
-    let to = output_format(&a.output, a.to)?;
+    refuse_inputs(&[&a.input.trace], &[Some(&a.out.output)])?;
+    let to = out_format(&a.out)?;
     let trace = read_whole(&a.input, false)?;
-    let perturbed = racepred::analysis::sshb::perturb::perturb(&trace, a.window, a.seed);
-    let mut dst = trace::write::create(&a.output, to)?;
-    trace::write::copy(&mut perturbed.source(), &mut *dst)?;
-    dst.finish()?;
+    let perturbed = racepred::experiments::perturb::perturb(&trace, a.window, a.seed);
+    write_trace(&a.out, to, &mut perturbed.source())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -14,7 +14,9 @@ use crate::outfile::refuse_inputs;
 use crate::progress::Progress;
 
 pub(super) fn sample(a: SampleArgs) -> Result<ExitCode> {
-    use racepred::analysis::pacer::{experiment_vs_fasttrack_with_progress, ExperimentConfig};
+    use racepred::experiments::pacer_trials::{
+        experiment_vs_fasttrack_with_progress, ExperimentConfig,
+    };
     refuse_inputs(
         &[&a.input.trace],
         &[
@@ -54,7 +56,7 @@ pub(super) fn sample(a: SampleArgs) -> Result<ExitCode> {
         eprintln!("racepred: note: {note}");
     }
     if let Some(p) = &a.plot {
-        racepred::report::plot::write_detection_plot(p, &exp)?;
+        racepred::experiments::plot::write_detection_plot(p, &exp)?;
     }
     if let Some(p) = &a.csv {
         let csv = match &table {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use racepred::trace::validate::Validator;
-use racepred::trace::{self, EventSource};
+use racepred::trace::EventSource;
 
 use super::*;
 use crate::args::{Input, ValidateArgs};
@@ -39,11 +39,13 @@ fn check_values(input: &Input, problems: &mut Vec<Problem>) {
         );
         return;
     }
-    let checked = std::fs::File::open(&input.trace)
-        .map_err(racepred::Error::from)
-        .and_then(trace::open::decompress)
-        .and_then(ValueTrace::read_any)
-        .and_then(|vt| vt.concrete().map(drop));
+    let checked = match read_options(input.format, input.max_line, input.no_mmap) {
+        Ok(opts) => ValueTrace::open(&input.trace, &opts).and_then(|vt| vt.concrete().map(drop)),
+        Err(e) => {
+            eprintln!("racepred: warning: values not checked: {e}");
+            return;
+        }
+    };
     if let Err(e) = checked {
         let line = e.position().map_or(0, |p| p.line);
         if problems.iter().any(|p| p.0 == line) {

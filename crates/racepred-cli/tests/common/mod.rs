@@ -2,7 +2,7 @@
 //! running a command to (exit code, stdout, stderr).
 #![allow(dead_code)] // each test file uses a different subset
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn bin() -> Command {
@@ -76,4 +76,19 @@ pub fn run_within(secs: u64, cmd: &mut Command) -> (i32, String, String) {
         String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
         String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
     )
+}
+
+/// Writes `content` to `dir/name`; returns the path.
+pub fn write(dir: &Path, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+/// Runs `cmd`, fails the test unless it exits with `code` (saying its standard error), and
+/// returns its standard output and standard error.
+pub fn expect(code: i32, cmd: &mut Command) -> (String, String) {
+    let (got, out, err) = run(cmd);
+    assert_eq!(got, code, "{cmd:?}: {err}");
+    (out, err)
 }

@@ -165,13 +165,15 @@ impl Analysis for Lockset {
             let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
             return run_looking_ahead(self, ahead, first, events, prefetch, Self::event::<true>);
         }
-        let mut selected = std::mem::take(&mut self.selected);
         let sync = |op| matches!(op, Op::Acquire | Op::Release);
-        self.shard.select(events, sync, &mut selected);
-        for &i in &selected {
-            self.event::<false>(first + u64::from(i), &events[i as usize]);
-        }
-        self.selected = selected;
+        VarShard::run_selected(
+            self,
+            first,
+            events,
+            sync,
+            Self::shard_parts,
+            Self::event::<false>,
+        );
     }
 
     fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
@@ -185,9 +187,13 @@ impl Analysis for Lockset {
 }
 
 impl Lockset {
+    /// The shard and its buffer of selected events ([`VarShard::run_selected`]).
+    fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
+        (self.shard, &mut self.selected)
+    }
+
     /// One event; `WHOLE`: not run as a shard, so no look at which shard an access's
-    /// variable belongs to, which can only say "this one" (2% of `lockset`'s instructions
-    /// on the generated 10^7-event trace).
+    /// variable belongs to, which can only say "this one" (a test on every access).
     #[inline(never)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
         match ev.op {

@@ -33,7 +33,7 @@
 //! address sets), not the number of pairs so far: Alg. 1's all-pairs loop is never run.
 //!
 //! What it promises (checked by `tests/rdit_props.rs`): with no barrier pair, exactly HB
-//! (Djit+, [`super::hb`]); on a trace made incomplete by [`crate::trace::elide`] (the
+//! (Djit+, [`super::hb`]); on a trace made incomplete by [`crate::experiments::elide`] (the
 //! missing events of a region touched only objects in its address set, and every
 //! synchronisation object is missing everywhere or nowhere), every RDIT race is an HB race
 //! of the complete trace — no false positive (§1.2's guarantee). Two weaker rules fail it:

@@ -22,8 +22,8 @@
 //! modes, whose work per access (a scan of the variable's shadow entries or bounded log)
 //! dwarfs the rest. In W3PO accesses also create order (the WRD edge from a variable's last
 //! write to a read), so each of its shards still processes every access for its clocks and
-//! last writes, and only checks and logs its own variables' accesses: on the generated
-//! 10^7-event trace three quarters of `w3po --history 4`'s work. A figure of the whole run
+//! last writes, and only checks and logs its own variables' accesses, most of its work.
+//! A figure of the whole run
 //! that every shard computes alike (W3PO's weak-WCP joins, its history) only the first shard
 //! reports, and [`merge`] keeps it as it is. Not the others: in SHB and WCP the state that
 //! accesses order by (last writes, conflicting critical sections) is most of the work; the
@@ -63,8 +63,8 @@ pub struct Shard<'a> {
 }
 
 /// Division by a fixed `n` with two multiplications (D. Lemire, O. Kaser, N. Kurz: "Faster
-/// Remainder by Direct Computation", 2019): a hardware division per access took a fifth of
-/// a `hb` shard's time.
+/// Remainder by Direct Computation", 2019): a hardware division on every access would cost
+/// more than most of the access's work.
 #[derive(Clone, Copy, Debug)]
 struct Divisor {
     n: u32,
@@ -165,9 +165,8 @@ impl VarShard {
 
     /// Into `into`, the positions in `events` of the ones a shard needs: its own plain
     /// accesses and the events whose operation passes `sync`. Without a branch per event:
-    /// the shard of an access is as good as random, and a branch on it, mispredicted half
-    /// the time with two shards, was a tenth of a `lockset` shard's time on the generated
-    /// 10^7-event trace.
+    /// the shard of an access is as good as random, and a branch on it would be mispredicted
+    /// half the time with two shards.
     #[inline]
     pub fn select(self, events: &[Event], sync: impl Fn(Op) -> bool, into: &mut Vec<u32>) {
         into.clear();
@@ -179,6 +178,28 @@ impl VarShard {
             n += usize::from(sync(ev.op) | (ev.is_access() & (r == self.k)));
         }
         into.truncate(n);
+    }
+
+    /// Runs `event` on the events of `events` (the first numbered `first`) that analysis
+    /// `a`'s shard needs, picked in one pass ([`VarShard::select`]): its own accesses and
+    /// the events whose operation passes `sync`. `parts` gives `a`'s shard and the buffer
+    /// of selected positions it reuses from block to block.
+    #[inline]
+    pub fn run_selected<A>(
+        a: &mut A,
+        first: u64,
+        events: &[Event],
+        sync: impl Fn(Op) -> bool,
+        parts: fn(&mut A) -> (VarShard, &mut Vec<u32>),
+        mut event: impl FnMut(&mut A, u64, &Event),
+    ) {
+        let (shard, buf) = parts(a);
+        let mut selected = std::mem::take(buf);
+        shard.select(events, sync, &mut selected);
+        for &i in &selected {
+            event(a, first + u64::from(i), &events[i as usize]);
+        }
+        *parts(a).1 = selected;
     }
 
     /// The trace's id of the shard's variable `x` (inverse of [`VarShard::view`]).

@@ -44,8 +44,8 @@ use crate::trace::{Event, Names, Op, ThreadId};
 /// thread learns of `u`'s events only through an edge out of `u`, which carries every time
 /// of `u` up to that edge's and none after, so `e` is ordered before `f` iff
 /// `time(e) ≤ V_f(thread(e))`, as with a step per event, and only the events with an edge
-/// touch the clocks (a step per event was 32 instructions an event on the generated trace,
-/// and a `-j N` shard had to count the steps of the accesses it skips).
+/// touch the clocks (a step per event would cost every access a clock update, and a `-j N`
+/// shard would have to count the steps of the accesses it skips).
 #[derive(Debug, Default)]
 pub(crate) struct SyncClocks {
     pub threads: Vec<VectorClock>,
@@ -193,14 +193,15 @@ impl Analysis for TsanHybrid {
     /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
     fn on_events(&mut self, first: u64, events: &[Event]) {
         if !self.shard.is_whole() {
-            let mut selected = std::mem::take(&mut self.selected);
             let sync = |op| !matches!(op, Op::Read | Op::Write);
-            self.shard.select(events, sync, &mut selected);
-            for &i in &selected {
-                self.event::<false>(first + u64::from(i), &events[i as usize]);
-            }
-            self.selected = selected;
-            return;
+            return VarShard::run_selected(
+                self,
+                first,
+                events,
+                sync,
+                Self::shard_parts,
+                Self::event::<false>,
+            );
         }
         let ahead = self.pairs.shadow_wants_prefetch();
         let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
@@ -218,6 +219,11 @@ impl Analysis for TsanHybrid {
 }
 
 impl TsanHybrid {
+    /// The shard and its buffer of selected events ([`VarShard::run_selected`]).
+    fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
+        (self.shard, &mut self.selected)
+    }
+
     /// One event; `WHOLE`: not run as a shard (no look at an access's shard).
     #[inline(always)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {

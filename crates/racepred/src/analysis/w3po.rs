@@ -82,8 +82,8 @@ struct LastWrite {
     index: u64,
     loc: LocId,
     ls: LsId,
-    /// The writer's clock, inline for up to four threads (one allocation per variable
-    /// otherwise: 40 MB on dacapo_lusearch_q2_t2's 1.3·10^6 variables).
+    /// The writer's clock, inline for up to four threads (no allocation per variable in
+    /// programs of few threads).
     clock: smallvec::SmallVec<[u32; 4]>,
 }
 
@@ -191,8 +191,8 @@ impl W3po {
     /// acquire `t` knows. `t`'s knowledge of `u` only grows and the list only grows at its
     /// end, so its position only moves forward: a cursor per (`y`, `t`, `u`) remembers it,
     /// and a galloping search moves it (amortised `O(1)` per check; `O(log gap)` after a
-    /// long gap). A binary search over the whole list from scratch was 18% of `w3po` on the
-    /// generated 10^7-event trace, almost all of it cache misses on long CS lists.
+    /// long gap), where a binary search over the whole list would touch long CS lists that
+    /// no cache holds.
     fn weak_wcp(&mut self, t: ThreadId, mut also: Option<&mut VectorClock>) {
         let n = self.hold.held_count(t);
         if n == 0 {
@@ -520,10 +520,8 @@ impl Analysis for W3po {
     /// lockset classes ([`wants_prefetch`](super::locksets::HistoryLog::wants_prefetch)),
     /// each access reaches classes in memory no cache holds. The next accesses' are asked
     /// for ahead, each step using what the one before brought in: variables and table slots
-    /// three events ahead, classes two ahead, the neighbours a push relinks one ahead. On
-    /// the generated 10^7-event trace this took `w3po --history 4` from 4.8 to 2.9 s with
-    /// the first two steps (at two and one events ahead; at four and two, 3.5 s), and the
-    /// third step saved another 8–10%.
+    /// three events ahead, classes two ahead, the neighbours a push relinks one ahead: each
+    /// miss overlaps the work on the events before.
     fn on_events(&mut self, first: u64, events: &[Event]) {
         if self.shard.is_whole() {
             self.run::<true>(first, events);

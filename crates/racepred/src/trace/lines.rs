@@ -176,9 +176,8 @@ impl<R: BufRead> LineReader<R> {
     ///
     /// While this reader's own buffer is empty the lines come straight from the underlying
     /// reader's buffer (up to [`READ_BUF`] bytes of it), with no copy: for a file mapped into
-    /// memory that is the whole rest of the file (the copy was 6% of `stats`' instructions
-    /// on the generated STD trace). Lines that straddle the end of that buffer go through
-    /// this reader's buffer as before.
+    /// memory that is the whole rest of the file. Lines that straddle the end of that buffer
+    /// go through this reader's buffer.
     #[inline]
     pub fn complete_lines(&mut self) -> Result<&[u8]> {
         if self.skipping {
@@ -379,8 +378,8 @@ pub fn trim(mut s: &[u8]) -> &[u8] {
 
 /// Position of the first `needle` in `hay`, for short haystacks (a field of a line, or the
 /// next line of a buffer): eight bytes at a time without a library call, then `memchr` past
-/// the first 64 bytes. `memchr`'s per-call dispatch cost more than the search itself on
-/// 15-byte STD lines (28% of the STD reader's profile).
+/// the first 64 bytes: on lines of 15 bytes `memchr`'s per-call dispatch costs more than
+/// the search itself.
 #[inline(always)]
 pub fn find_byte(hay: &[u8], needle: u8) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;

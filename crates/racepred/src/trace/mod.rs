@@ -12,7 +12,7 @@ mod names;
 
 pub mod binary;
 pub mod csv;
-pub mod elide;
+mod expr;
 pub mod golog;
 pub mod open;
 pub mod rr;
@@ -24,6 +24,7 @@ pub mod validate;
 pub mod values;
 pub mod write;
 mod write_formats;
+mod writer;
 
 pub use event::{AddrId, CondId, Event, LocId, LockId, MethodId, NameKind, Op, ThreadId, VarId};
 pub use names::{Interner, Names};

@@ -10,8 +10,7 @@ use super::event::NameKind;
 ///
 /// Names of the form `<prefix><decimal>` (RAPID's `T12`, `V3`, `L0`, RoadRunner's integer
 /// locations; the prefix is fixed by the first such name) are looked up through a direct
-/// table indexed by the number instead of hashing the bytes. (Measured on a 10^7-event
-/// generated STD trace: reading went from 46 ns to 31 ns per event.) A number goes to the
+/// table indexed by the number instead of hashing the bytes. A number goes to the
 /// direct table if it is below `DIRECT_LIMIT` or below twice the number of names, so the
 /// table never holds more than 2 slots per name beyond the limit; a larger number goes to
 /// the hash table.
@@ -40,9 +39,8 @@ fn stored<'a>(text: &'a str, ends: &Ends, id: u32) -> &'a str {
 }
 
 /// Where each name of an [`Interner`] ends in its text: 4 bytes a name instead of a `usize`'s
-/// 8 (3–4 MB less on dacapo_lusearch_q2_t2; 40 MB when CSV traces still named a location
-/// per row). The text may still pass 4 GiB: the ids of the names that end past each
-/// multiple of 2^32 are kept.
+/// 8 (traces with millions of names). The text may still pass 4 GiB: the ids of the names
+/// that end past each multiple of 2^32 are kept.
 #[derive(Clone, Debug, Default)]
 struct Ends {
     /// Per name: its end, modulo 2^32.

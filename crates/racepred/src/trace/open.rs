@@ -122,7 +122,8 @@ impl Compression {
 
 /// Decompresses if the content says so; returns a buffered reader of the plain bytes. The
 /// decompressor runs on a thread of its own ([`Prefetch`]), so that decompressing and
-/// parsing overlap.
+/// parsing overlap. Without the `compress` feature a compressed input is an
+/// [`ErrorKind::NotBuilt`] error.
 pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + Send>> {
     decompress_buf(BufReader::with_capacity(READ_BUF, rdr))
 }
@@ -130,12 +131,54 @@ pub fn decompress<R: Read + Send + 'static>(rdr: R) -> Result<Box<dyn BufRead + 
 /// [`decompress`] of a reader that buffers already (a mapped file: no second buffer).
 pub fn decompress_buf<B: BufRead + Send + 'static>(mut buf: B) -> Result<Box<dyn BufRead + Send>> {
     let head = buf.fill_buf()?;
-    Ok(match Compression::sniff(head) {
-        None => Box::new(buf),
-        Some(Compression::Gzip) => Prefetch::spawn(flate2::bufread::MultiGzDecoder::new(buf))?,
-        Some(Compression::Xz) => Prefetch::spawn(xz2::bufread::XzDecoder::new_multi_decoder(buf))?,
-        Some(Compression::Zstd) => Prefetch::spawn(zstd::stream::read::Decoder::with_buffer(buf)?)?,
-    })
+    match Compression::sniff(head) {
+        None => Ok(Box::new(buf)),
+        Some(c) => c.decoder(buf),
+    }
+}
+
+impl Compression {
+    /// The usual file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gz",
+            Compression::Xz => "xz",
+            Compression::Zstd => "zst",
+        }
+    }
+
+    /// The compression a path's last extension names.
+    pub fn from_path(path: &Path) -> Option<Compression> {
+        Compression::from_extension(path.extension()?.to_str()?)
+    }
+
+    /// The error of a build without the `compress` feature.
+    pub fn not_built(self) -> Error {
+        let name = match self {
+            Compression::Gzip => "gzip",
+            Compression::Xz => "xz",
+            Compression::Zstd => "zstd",
+        };
+        Error::new(ErrorKind::NotBuilt {
+            what: format!("{name} compression"),
+            feature: "compress",
+        })
+    }
+
+    /// The plain bytes of `buf`, decompressed on a thread of its own.
+    #[cfg(feature = "compress")]
+    fn decoder<B: BufRead + Send + 'static>(self, buf: B) -> Result<Box<dyn BufRead + Send>> {
+        match self {
+            Compression::Gzip => Prefetch::spawn(flate2::bufread::MultiGzDecoder::new(buf)),
+            Compression::Xz => Prefetch::spawn(xz2::bufread::XzDecoder::new_multi_decoder(buf)),
+            Compression::Zstd => Prefetch::spawn(zstd::stream::read::Decoder::with_buffer(buf)?),
+        }
+    }
+
+    #[cfg(not(feature = "compress"))]
+    fn decoder<B: BufRead + Send + 'static>(self, _buf: B) -> Result<Box<dyn BufRead + Send>> {
+        Err(self.not_built())
+    }
 }
 
 /// A reader whose input is read ahead on a thread of its own, in chunks of [`READ_BUF`]
@@ -348,18 +391,32 @@ fn open_buf_opts<B: BufRead + Send + 'static>(
     opts: &ReadOptions,
 ) -> Result<Box<dyn EventSource + Send>> {
     let mut plain = decompress_buf(buf)?;
-    let format = match opts.format {
-        Some(f) => f,
-        None => {
-            let head = plain.fill_buf()?;
-            let head = &head[..head.len().min(64 * 1024)];
-            sniff(head).ok_or_else(|| {
-                Error::new(ErrorKind::UnknownFormat(
-                    "cannot tell the trace format from the content; pass --format std|rr|csv|golog|bin".into(),
-                ))
-            })?
-        }
-    };
+    let format = format_of(&mut plain, opts)?;
+    open_plain(plain, format, opts.max_line)
+}
+
+/// `opts.format`, else the format the content shows ([`sniff`]); unknown content is an
+/// [`ErrorKind::UnknownFormat`] error.
+pub(crate) fn format_of(plain: &mut dyn BufRead, opts: &ReadOptions) -> Result<Format> {
+    if let Some(f) = opts.format {
+        return Ok(f);
+    }
+    let head = plain.fill_buf()?;
+    let head = &head[..head.len().min(64 * 1024)];
+    sniff(head).ok_or_else(|| {
+        Error::new(ErrorKind::UnknownFormat(
+            "cannot tell the trace format from the content; pass --format std|rr|csv|golog|bin"
+                .into(),
+        ))
+    })
+}
+
+/// The streaming reader of `format` over decompressed bytes.
+pub(crate) fn open_plain(
+    plain: Box<dyn BufRead + Send>,
+    format: Format,
+    max_line: usize,
+) -> Result<Box<dyn EventSource + Send>> {
     fn text<F: super::text::LineFormat + Send + 'static>(
         plain: Box<dyn BufRead + Send>,
         max_line: usize,
@@ -368,7 +425,7 @@ fn open_buf_opts<B: BufRead + Send + 'static>(
         r.set_max_line(max_line);
         Box::new(r)
     }
-    let m = opts.max_line;
+    let m = max_line;
     Ok(match format {
         Format::Std => text::<std_format::StdFormat>(plain, m),
         Format::Rr => text::<rr::RrFormat>(plain, m),
@@ -399,13 +456,46 @@ pub fn open_with(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSou
 pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource + Send>> {
     let mut opts = opts.clone();
     opts.format = opts.format.or_else(|| Format::from_path(path));
-    let counted = std::sync::Arc::new(AtomicU64::new(0));
-    let mut total = None;
-    let src = if path == Path::new("-") {
-        open_reader_opts(std::io::stdin(), &opts)
-    } else {
-        let f = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
-        let meta = f.metadata().map_err(|e| Error::from(e).in_file(path))?;
+    let src = PlainInput::open(path, &opts).and_then(|mut input| {
+        let format = format_of(&mut input.plain, &opts)?;
+        let src = open_plain(input.plain, format, opts.max_line)?;
+        Ok(Box::new(WithPath {
+            inner: src,
+            path: path.into(),
+            counted: input.total.map(|_| input.counted),
+            total: input.total,
+        }) as Box<dyn EventSource + Send>)
+    });
+    src.map_err(|e| e.in_file(path))
+}
+
+/// The decompressed bytes of a trace file (`-`: standard input), read as [`ReadOptions`]
+/// says (mapped or with `read(2)`): what every reader of a path starts from, the streaming
+/// ones ([`open_opts`]) and the value-trace one
+/// ([`ValueTrace::open`](super::values::ValueTrace::open)).
+pub(crate) struct PlainInput {
+    pub plain: Box<dyn BufRead + Send>,
+    /// The file's own (compressed) bytes read so far.
+    pub counted: std::sync::Arc<AtomicU64>,
+    /// The file's size, for a regular file.
+    pub total: Option<u64>,
+}
+
+impl PlainInput {
+    /// Errors do not carry the path yet: the caller adds it.
+    pub fn open(path: &Path, opts: &ReadOptions) -> Result<PlainInput> {
+        let counted = std::sync::Arc::new(AtomicU64::new(0));
+        if path == Path::new("-") {
+            let plain = decompress(std::io::stdin())?;
+            return Ok(PlainInput {
+                plain,
+                counted,
+                total: None,
+            });
+        }
+        let f = File::open(path)?;
+        let meta = f.metadata()?;
+        let mut total = None;
         if meta.is_file() {
             total = Some(meta.len());
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -413,36 +503,27 @@ pub fn open_opts(path: &Path, opts: &ReadOptions) -> Result<Box<dyn EventSource 
                 return Err(Error::new(ErrorKind::Truncated(format!(
                     "the file is empty, but a .{ext} file holds at least a compression header"
                 )))
-                .at(crate::error::Position::default())
-                .in_file(path));
+                .at(crate::error::Position::default()));
             }
         }
-        match Mapped::new(&f, &meta, &opts, &counted) {
-            Some(m) => open_buf_opts(m, &opts),
-            None => open_reader_opts(
-                Counting {
-                    inner: f,
-                    n: counted.clone(),
-                },
-                &opts,
-            ),
-        }
-    };
-    src.map(|s| {
-        Box::new(WithPath {
-            inner: s,
-            path: path.into(),
-            counted: total.map(|_| counted),
+        let plain = match Mapped::new(&f, &meta, opts, &counted) {
+            Some(m) => decompress_buf(m)?,
+            None => decompress(Counting {
+                inner: f,
+                n: counted.clone(),
+            })?,
+        };
+        Ok(PlainInput {
+            plain,
+            counted,
             total,
-        }) as Box<dyn EventSource + Send>
-    })
-    .map_err(|e| e.in_file(path))
+        })
+    }
 }
 
 /// A regular file mapped into memory, read as a [`BufRead`] whose buffer is the whole rest of
 /// the file: the binary reader decodes blocks straight out of the mapping, and no byte goes
-/// through the kernel's copy into a read buffer (that copy was half of `stats` of the
-/// generated 10^7-event binary trace; ripgrep maps files for the same reason).
+/// through the kernel's copy into a read buffer (ripgrep maps files for the same reason).
 ///
 /// Pages behind the reader are handed back every [`RELEASE_STEP`] bytes (`madvise
 /// MADV_DONTNEED`: the file's pages stay in the page cache, they leave this process's
@@ -590,6 +671,28 @@ impl EventSource for WithPath {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A build without `compress` still tells a compressed input by its content and says
+    /// which feature would read it.
+    #[cfg(not(feature = "compress"))]
+    #[test]
+    fn compressed_input_without_the_feature_is_a_typed_error() {
+        let gz: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0];
+        let e = decompress(gz).err().expect("a gzip input must be refused");
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::NotBuilt {
+                    feature: "compress",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("gzip compression"), "{e}");
+        let plain = b"T0|w(x)|1\n";
+        assert!(decompress(&plain[..]).is_ok());
+    }
 
     /// Yields `data` in pieces of 1000 bytes, then fails.
     struct FailsAfter {

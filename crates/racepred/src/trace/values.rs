@@ -27,383 +27,14 @@
 //! The streaming readers accept the extension and drop the values (every analysis but the
 //! SMT predictor ignores them); [`ValueTrace::parse`] keeps them.
 
-use std::fmt;
+use std::fmt::Write as _;
 
-use super::lines::{is_skippable, trim};
-use super::std_format::{parse_line, ValuePart};
+use super::expr::parse_ann;
+pub use super::expr::{parse_expr, Ann, BinOp, Expr, UnOp};
+use super::lines::is_skippable;
+use super::std_format::parse_line;
 use super::{Event, Interner, Names, Op, Trace};
 use crate::error::{Error, Position, Result};
-
-/// A unary operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnOp {
-    Neg,
-    Not,
-}
-
-/// A binary operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    BitAnd,
-    BitOr,
-    BitXor,
-    Shl,
-    Shr,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-    And,
-    Or,
-}
-
-impl BinOp {
-    /// The operator's spelling.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::BitAnd => "&",
-            BinOp::BitOr => "|",
-            BinOp::BitXor => "^",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::And => "&&",
-            BinOp::Or => "||",
-        }
-    }
-
-    /// C precedence (higher binds tighter).
-    fn precedence(self) -> u8 {
-        match self {
-            BinOp::Mul | BinOp::Div | BinOp::Rem => 10,
-            BinOp::Add | BinOp::Sub => 9,
-            BinOp::Shl | BinOp::Shr => 8,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 7,
-            BinOp::Eq | BinOp::Ne => 6,
-            BinOp::BitAnd => 5,
-            BinOp::BitXor => 4,
-            BinOp::BitOr => 3,
-            BinOp::And => 2,
-            BinOp::Or => 1,
-        }
-    }
-
-    /// The concrete semantics (the SMT encoding mirrors it on 64-bit vectors).
-    pub fn apply(self, a: i64, b: i64) -> i64 {
-        match self {
-            BinOp::Add => a.wrapping_add(b),
-            BinOp::Sub => a.wrapping_sub(b),
-            BinOp::Mul => a.wrapping_mul(b),
-            BinOp::Div => {
-                if b == 0 {
-                    0
-                } else {
-                    a.wrapping_div(b)
-                }
-            }
-            BinOp::Rem => {
-                if b == 0 {
-                    0
-                } else {
-                    a.wrapping_rem(b)
-                }
-            }
-            BinOp::BitAnd => a & b,
-            BinOp::BitOr => a | b,
-            BinOp::BitXor => a ^ b,
-            BinOp::Shl => a.wrapping_shl((b & 63) as u32),
-            BinOp::Shr => a.wrapping_shr((b & 63) as u32),
-            BinOp::Lt => (a < b) as i64,
-            BinOp::Le => (a <= b) as i64,
-            BinOp::Gt => (a > b) as i64,
-            BinOp::Ge => (a >= b) as i64,
-            BinOp::Eq => (a == b) as i64,
-            BinOp::Ne => (a != b) as i64,
-            BinOp::And => (a != 0 && b != 0) as i64,
-            BinOp::Or => (a != 0 || b != 0) as i64,
-        }
-    }
-}
-
-/// An expression over a thread's registers (ids into [`ValueTrace::regs`]) and constants.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Expr {
-    Const(i64),
-    Reg(u32),
-    Un(UnOp, Box<Expr>),
-    Bin(BinOp, Box<Expr>, Box<Expr>),
-}
-
-impl Expr {
-    /// Evaluates with `reg` giving each register's value (`None`: undefined, and so is the
-    /// result).
-    pub fn eval(&self, reg: &impl Fn(u32) -> Option<i64>) -> Option<i64> {
-        Some(match self {
-            Expr::Const(c) => *c,
-            Expr::Reg(r) => reg(*r)?,
-            Expr::Un(UnOp::Neg, e) => e.eval(reg)?.wrapping_neg(),
-            Expr::Un(UnOp::Not, e) => (e.eval(reg)? == 0) as i64,
-            Expr::Bin(op, a, b) => op.apply(a.eval(reg)?, b.eval(reg)?),
-        })
-    }
-
-    /// Every register the expression reads.
-    pub fn registers(&self, out: &mut Vec<u32>) {
-        match self {
-            Expr::Const(_) => {}
-            Expr::Reg(r) => out.push(*r),
-            Expr::Un(_, e) => e.registers(out),
-            Expr::Bin(_, a, b) => {
-                a.registers(out);
-                b.registers(out);
-            }
-        }
-    }
-
-    /// Displays the expression with register names from `regs`.
-    pub fn display<'a>(&'a self, regs: &'a Interner) -> impl fmt::Display + 'a {
-        ExprDisplay { e: self, regs }
-    }
-}
-
-struct ExprDisplay<'a> {
-    e: &'a Expr,
-    regs: &'a Interner,
-}
-
-impl fmt::Display for ExprDisplay<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sub = |e| ExprDisplay { e, regs: self.regs };
-        match self.e {
-            Expr::Const(c) => write!(f, "{c}"),
-            Expr::Reg(r) => f.write_str(self.regs.name(*r)),
-            Expr::Un(UnOp::Neg, e) => write!(f, "-({})", sub(e)),
-            Expr::Un(UnOp::Not, e) => write!(f, "!({})", sub(e)),
-            Expr::Bin(op, a, b) => write!(f, "({}{}{})", sub(a), op.symbol(), sub(b)),
-        }
-    }
-}
-
-/// Parses an expression, interning register names into `regs`.
-pub fn parse_expr(s: &[u8], regs: &mut Interner) -> Result<Expr> {
-    let mut p = Parser { s, i: 0, regs };
-    let e = p.expr(0)?;
-    p.skip_ws();
-    if p.i != s.len() {
-        return Err(p.error("unexpected text after the expression"));
-    }
-    Ok(e)
-}
-
-struct Parser<'a, 'r> {
-    s: &'a [u8],
-    i: usize,
-    regs: &'r mut Interner,
-}
-
-impl Parser<'_, '_> {
-    fn error(&self, what: &str) -> Error {
-        let shown: String = String::from_utf8_lossy(self.s).chars().take(80).collect();
-        Error::syntax(format!(
-            "bad expression `{shown}`: {what} at column {}",
-            self.i + 1
-        ))
-    }
-
-    fn skip_ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-
-    fn peek_binop(&mut self) -> Option<(BinOp, usize)> {
-        self.skip_ws();
-        let rest = &self.s[self.i..];
-        let two: &[(&[u8], BinOp)] = &[
-            (b"<<", BinOp::Shl),
-            (b">>", BinOp::Shr),
-            (b"<=", BinOp::Le),
-            (b">=", BinOp::Ge),
-            (b"==", BinOp::Eq),
-            (b"!=", BinOp::Ne),
-            (b"&&", BinOp::And),
-            (b"||", BinOp::Or),
-        ];
-        for (sym, op) in two {
-            if rest.starts_with(sym) {
-                return Some((*op, 2));
-            }
-        }
-        let op = match rest.first()? {
-            b'+' => BinOp::Add,
-            b'-' => BinOp::Sub,
-            b'*' => BinOp::Mul,
-            b'/' => BinOp::Div,
-            b'%' => BinOp::Rem,
-            b'&' => BinOp::BitAnd,
-            b'|' => BinOp::BitOr,
-            b'^' => BinOp::BitXor,
-            b'<' => BinOp::Lt,
-            b'>' => BinOp::Gt,
-            _ => return None,
-        };
-        Some((op, 1))
-    }
-
-    /// Precedence climbing: operators of precedence above `min`.
-    fn expr(&mut self, min: u8) -> Result<Expr> {
-        let mut lhs = self.unary()?;
-        while let Some((op, len)) = self.peek_binop() {
-            if op.precedence() <= min {
-                break;
-            }
-            self.i += len;
-            let rhs = self.expr(op.precedence())?;
-            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
-        }
-        Ok(lhs)
-    }
-
-    fn unary(&mut self) -> Result<Expr> {
-        self.skip_ws();
-        match self.s.get(self.i) {
-            None => Err(self.error("expected a value")),
-            Some(b'!') => {
-                self.i += 1;
-                Ok(Expr::Un(UnOp::Not, Box::new(self.unary()?)))
-            }
-            Some(b'-') => {
-                self.i += 1;
-                // `-5` is a constant (so that i64::MIN can be written).
-                if self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
-                    return self.number(true);
-                }
-                Ok(Expr::Un(UnOp::Neg, Box::new(self.unary()?)))
-            }
-            Some(b'(') => {
-                self.i += 1;
-                let e = self.expr(0)?;
-                self.skip_ws();
-                if self.s.get(self.i) != Some(&b')') {
-                    return Err(self.error("expected `)`"));
-                }
-                self.i += 1;
-                Ok(e)
-            }
-            Some(c) if c.is_ascii_digit() => self.number(false),
-            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
-                let start = self.i;
-                while self.i < self.s.len()
-                    && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
-                {
-                    self.i += 1;
-                }
-                Ok(Expr::Reg(self.regs.intern(&self.s[start..self.i])))
-            }
-            Some(_) => Err(self.error("expected a number, a register or `(`")),
-        }
-    }
-
-    fn number(&mut self, negative: bool) -> Result<Expr> {
-        let start = self.i;
-        while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
-            self.i += 1;
-        }
-        let digits = std::str::from_utf8(&self.s[start..self.i]).expect("ASCII digits");
-        let text = if negative {
-            format!("-{digits}")
-        } else {
-            digits.to_string()
-        };
-        text.parse::<i64>()
-            .map(Expr::Const)
-            .map_err(|_| self.error("number out of the i64 range"))
-    }
-}
-
-/// Parses a register name (`[A-Za-z_][A-Za-z0-9_]*`).
-fn parse_reg(s: &[u8], regs: &mut Interner) -> Result<u32> {
-    let s = trim(s);
-    let ok = !s.is_empty()
-        && (s[0].is_ascii_alphabetic() || s[0] == b'_')
-        && s.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_');
-    if !ok {
-        return Err(Error::syntax(format!(
-            "bad register name `{}` (letters, digits and `_`, not starting with a digit)",
-            String::from_utf8_lossy(&s[..s.len().min(64)])
-        )));
-    }
-    Ok(regs.intern(s))
-}
-
-/// The value part of one event.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub enum Ann {
-    /// No value (a plain access, or an event that has none).
-    #[default]
-    None,
-    /// `w(x)=EXPR`: the value written.
-    Write(Expr),
-    /// `r(x)->reg=V`: the register read into and the value observed (`None` on an
-    /// alternative path, which never ran).
-    Read { reg: u32, observed: Option<i64> },
-    /// `let(reg=EXPR)`.
-    Let { reg: u32, expr: Expr },
-    /// `br(COND)`: COND held.
-    Branch(Expr),
-}
-
-/// Parses the value part of an event (what [`parse_line`] split off).
-pub(crate) fn parse_ann(part: ValuePart<'_>, regs: &mut Interner) -> Result<Ann> {
-    Ok(match part {
-        ValuePart::None => Ann::None,
-        ValuePart::Written(e) => Ann::Write(parse_expr(e, regs)?),
-        ValuePart::ReadInto(reg, val) => Ann::Read {
-            reg: parse_reg(reg, regs)?,
-            observed: match val {
-                None => None,
-                Some(v) => Some(
-                    std::str::from_utf8(trim(v))
-                        .ok()
-                        .and_then(|v| v.parse::<i64>().ok())
-                        .ok_or_else(|| {
-                            Error::syntax(format!(
-                                "observed value `{}` is not an i64",
-                                String::from_utf8_lossy(&v[..v.len().min(64)])
-                            ))
-                        })?,
-                ),
-            },
-        },
-        ValuePart::Let(arg) => {
-            let Some(eq) = arg.iter().position(|&b| b == b'=') else {
-                return Err(Error::syntax("expected `let(REG=EXPR)`"));
-            };
-            Ann::Let {
-                reg: parse_reg(&arg[..eq], regs)?,
-                expr: parse_expr(&arg[eq + 1..], regs)?,
-            }
-        }
-        ValuePart::Cond(arg) => Ann::Branch(parse_expr(arg, regs)?),
-    })
-}
 
 /// The alternative path of one recorded branch (RECIPE §IV).
 #[derive(Clone, Debug, Default)]
@@ -447,6 +78,27 @@ impl ValueTrace {
         self.anns.get(i).unwrap_or(&NONE)
     }
 
+    /// Appends `ev` (value part `ann`, source line `line`) to the alternative path of the
+    /// branch at index `branch`: the last path if it is that branch's, else a new one.
+    /// False, appending nothing, if the branch has a path before the last one (a path is
+    /// one run of lines).
+    fn push_alt(&mut self, branch: usize, ev: Event, ann: Ann, line: u64) -> bool {
+        if self.alts.last().is_none_or(|a| a.branch != branch) {
+            if self.alts.iter().any(|a| a.branch == branch) {
+                return false;
+            }
+            self.alts.push(AltPath {
+                branch,
+                ..AltPath::default()
+            });
+        }
+        let a = self.alts.last_mut().expect("pushed above");
+        a.events.push(ev);
+        a.anns.push(ann);
+        a.lines.push(line);
+        true
+    }
+
     /// True when some event carries a value or a branch has an alternative path.
     pub fn has_values(&self) -> bool {
         !self.alts.is_empty() || self.anns.iter().any(|a| *a != Ann::None)
@@ -466,6 +118,31 @@ impl ValueTrace {
     /// As [`ValueTrace::read`], from an already buffered reader (e.g. a decompressor).
     pub fn read_buffered<R: std::io::BufRead>(rdr: R) -> Result<ValueTrace> {
         ValueTrace::read_lines(super::lines::LineReader::from_buf_read(rdr))
+    }
+
+    /// Reads a trace file (`-`: standard input) with its values, opened as every other
+    /// reader opens it ([`open_opts`](super::open_opts): decompression, `opts.mmap`, the
+    /// format from `opts`, the name or the content): STD text and binary traces keep their
+    /// values, with lines up to `opts.max_line` bytes; the other formats have none. Errors
+    /// carry the path.
+    pub fn open(path: &std::path::Path, opts: &super::ReadOptions) -> Result<ValueTrace> {
+        use super::open::{format_of, open_plain, PlainInput};
+        use super::Format;
+        let mut opts = opts.clone();
+        opts.format = opts.format.or_else(|| Format::from_path(path));
+        let read = || -> Result<ValueTrace> {
+            let mut input = PlainInput::open(path, &opts)?;
+            match format_of(&mut input.plain, &opts)? {
+                Format::Std | Format::Binary => {
+                    ValueTrace::read_any_max(input.plain, opts.max_line)
+                }
+                f => {
+                    let mut src = open_plain(input.plain, f, opts.max_line)?;
+                    Ok(ValueTrace::from_trace(Trace::read_from(&mut *src)?))
+                }
+            }
+        };
+        read().map_err(|e| e.in_file(path))
     }
 
     fn read_lines<R: std::io::BufRead>(
@@ -520,21 +197,11 @@ impl ValueTrace {
                         String::from_utf8_lossy(&alt_loc[..alt_loc.len().min(64)])
                     ))));
                 };
-                if vt.alts.last().is_none_or(|a| a.branch != branch) {
-                    if vt.alts.iter().any(|a| a.branch == branch) {
-                        return Err(at(Error::syntax(
-                            "the alternative path of a branch must be given in one run of lines",
-                        )));
-                    }
-                    vt.alts.push(AltPath {
-                        branch,
-                        ..AltPath::default()
-                    });
+                if !vt.push_alt(branch, ev, ann, lineno) {
+                    return Err(at(Error::syntax(
+                        "the alternative path of a branch must be given in one run of lines",
+                    )));
                 }
-                let a = vt.alts.last_mut().expect("pushed above");
-                a.events.push(ev);
-                a.anns.push(ann);
-                a.lines.push(lineno);
                 continue;
             }
             if matches!(ann, Ann::Read { observed: None, .. }) {
@@ -560,14 +227,21 @@ impl ValueTrace {
 
     /// Reads decompressed STD text or a binary trace (told apart by the binary magic), with
     /// values.
-    pub fn read_any<R: std::io::BufRead>(mut rdr: R) -> Result<ValueTrace> {
+    pub fn read_any<R: std::io::BufRead>(rdr: R) -> Result<ValueTrace> {
+        ValueTrace::read_any_max(rdr, super::lines::DEFAULT_MAX_LINE)
+    }
+
+    /// [`ValueTrace::read_any`] with lines of STD text up to `max_line` bytes.
+    fn read_any_max<R: std::io::BufRead>(mut rdr: R, max_line: usize) -> Result<ValueTrace> {
         let head = rdr.fill_buf()?;
         let magic = super::binary::MAGIC;
         // A cut-off header goes to the binary reader too, which reports it.
         if head.starts_with(magic) || (!head.is_empty() && magic.starts_with(head)) {
             ValueTrace::from_binary(rdr)
         } else {
-            ValueTrace::read_buffered(rdr)
+            let mut lines = super::lines::LineReader::from_buf_read(rdr);
+            lines.set_max_line(max_line);
+            ValueTrace::read_lines(lines)
         }
     }
 
@@ -589,15 +263,12 @@ impl ValueTrace {
         let mut alts = self.alts.iter().enumerate().peekable();
         for i in 0..self.trace.events.len() {
             if *self.ann(i) != Ann::None {
-                out.push_str(&format!(
-                    "{i} {}\n",
-                    crate::witness::event_line(self, i as u64)
-                ));
+                out.push_str(&format!("{i} {}\n", event_line(self, i as u64)));
             }
             while let Some((k, alt)) = alts.next_if(|(_, a)| a.branch == i) {
-                let base = crate::witness::alt_base(self, k);
+                let base = alt_base(self, k);
                 for j in 0..alt.events.len() as u64 {
-                    let line = crate::witness::event_line(self, base + j);
+                    let line = event_line(self, base + j);
                     out.push_str(&format!("alt {i} {line}\n"));
                 }
             }
@@ -651,21 +322,11 @@ impl ValueTrace {
                     return Err(bad("an `alt` entry holds an `alt(LOC)` line"));
                 }
                 let ann = parse_ann(part, &mut vt.regs).map_err(at)?;
-                if vt.alts.last().is_none_or(|a| a.branch != branch) {
-                    if vt.alts.iter().any(|a| a.branch == branch) {
-                        return Err(bad(
-                            "the alternative path of a branch must be one run of lines",
-                        ));
-                    }
-                    vt.alts.push(AltPath {
-                        branch,
-                        ..AltPath::default()
-                    });
+                if !vt.push_alt(branch, ev, ann, 0) {
+                    return Err(bad(
+                        "the alternative path of a branch must be one run of lines",
+                    ));
                 }
-                let a = vt.alts.last_mut().expect("pushed above");
-                a.events.push(ev);
-                a.anns.push(ann);
-                a.lines.push(0);
             } else {
                 let i = index(head)?;
                 let (ev, part, alt) =
@@ -773,6 +434,109 @@ pub struct Concrete {
     pub init: Vec<Option<i64>>,
 }
 
+// ---------------------------------------------------------------------------------------
+// Events by number, as STD lines
+// ---------------------------------------------------------------------------------------
+
+/// Where an event number points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventRef {
+    Trace(usize),
+    /// Event `k` of alternative path `alt`.
+    ///
+    /// The executed events of an alternative path run atomically at their branch (RECIPE §IV:
+    /// no other thread's event between the branch and them); a racing event on the path is
+    /// not executed, so other threads may run between the branch and the race.
+    Alt {
+        alt: usize,
+        k: usize,
+    },
+}
+
+/// Resolves an event number: below the trace's length an event of the trace, from there on
+/// the events of the alternative paths, counted in the order of [`ValueTrace::alts`].
+pub fn resolve(vt: &ValueTrace, n: u64) -> Option<EventRef> {
+    let len = vt.trace.len() as u64;
+    if n < len {
+        return Some(EventRef::Trace(n as usize));
+    }
+    let mut base = len;
+    for (a, alt) in vt.alts.iter().enumerate() {
+        if n < base + alt.events.len() as u64 {
+            return Some(EventRef::Alt {
+                alt: a,
+                k: (n - base) as usize,
+            });
+        }
+        base += alt.events.len() as u64;
+    }
+    None
+}
+
+/// The number of the first event of alternative path `alt`.
+pub fn alt_base(vt: &ValueTrace, alt: usize) -> u64 {
+    vt.trace.len() as u64
+        + vt.alts[..alt]
+            .iter()
+            .map(|a| a.events.len() as u64)
+            .sum::<u64>()
+}
+
+/// The event a resolved number points to, with its value part.
+pub fn event_of(vt: &ValueTrace, r: EventRef) -> (Event, &Ann) {
+    match r {
+        EventRef::Trace(i) => (vt.trace.events[i], vt.ann(i)),
+        EventRef::Alt { alt, k } => (vt.alts[alt].events[k], &vt.alts[alt].anns[k]),
+    }
+}
+
+/// The STD line of an event, with its value part.
+pub fn event_line(vt: &ValueTrace, n: u64) -> String {
+    let Some(r) = resolve(vt, n) else {
+        return format!("# no event {n}");
+    };
+    let (ev, ann) = event_of(vt, r);
+    let names = &vt.trace.names;
+    let mut s = String::new();
+    let thread = names.thread(ev.thread);
+    if let EventRef::Alt { alt, .. } = r {
+        let b = vt.alts[alt].branch;
+        let _ = write!(s, "{thread}|alt({})|", names.loc(vt.trace.events[b].loc));
+    } else {
+        let _ = write!(s, "{thread}|");
+    }
+    let regs = &vt.regs;
+    match (ev.op, ann) {
+        (Op::Local, Ann::Let { reg, expr }) => {
+            let _ = write!(s, "let({}={})", regs.name(*reg), expr.display(regs));
+        }
+        (Op::Branch, Ann::Branch(c)) => {
+            let _ = write!(s, "br({})", c.display(regs));
+        }
+        _ => {
+            if ev.target == u32::MAX {
+                s.push_str(ev.op.std_name());
+            } else {
+                let _ = write!(s, "{}({})", ev.op.std_name(), names.target(&ev));
+            }
+            match ann {
+                Ann::Write(e) => {
+                    let _ = write!(s, "={}", e.display(regs));
+                }
+                Ann::Read { reg, observed } => {
+                    let _ = write!(s, "->{}", regs.name(*reg));
+                    if let Some(v) = observed {
+                        let _ = write!(s, "={v}");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let _ = write!(s, "|{}", names.loc(ev.loc));
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -812,10 +576,7 @@ mod tests {
             // Every event, alternative ones too, renders the same (registers by name).
             let total = vt.trace.len() + vt.alts.iter().map(|a| a.events.len()).sum::<usize>();
             for e in 0..total as u64 {
-                assert_eq!(
-                    crate::witness::event_line(&back, e),
-                    crate::witness::event_line(&vt, e)
-                );
+                assert_eq!(event_line(&back, e), event_line(&vt, e));
             }
             assert_eq!(back.values_record(), vt.values_record());
             assert_eq!(

@@ -22,87 +22,16 @@ use std::path::Path;
 
 pub use super::atomic_file::{remove_temporaries, write_atomic, AtomicFile};
 use super::binary::BinaryWriter;
-use super::open::Format;
+use super::open::{Compression, Format};
 pub use super::write_formats::{FormatWriter, TextFormat};
-use super::{AddrId, Event, EventSource, NameKind, Names, Op};
-use crate::error::{Error, ErrorKind, Result};
-
-/// A sink for events.
-pub trait TraceWriter {
-    /// Appends one event; `names` are the source's name tables, `addresses` the address set
-    /// of an `mbegin` (ignored otherwise), `seq` its global access number if any.
-    fn write_event(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        seq: Option<u64>,
-    ) -> Result<()>;
-
-    /// Appends the values of a value trace ([`super::values::ValueTrace::values_record`])
-    /// after the events written so far. Only the binary format holds them this way (STD
-    /// writes them inline); the default is an error.
-    fn write_values(&mut self, text: &str) -> Result<()> {
-        let _ = text;
-        Err(Error::invalid("this output format cannot hold values"))
-    }
-
-    /// Flushes and finalises the output (end record, compression trailer). Required: a
-    /// writer dropped without `finish` may leave an incomplete file.
-    fn finish(self: Box<Self>) -> Result<()>;
-}
-
-/// Copies every event of `src` into `dst` (without finishing `dst`); returns the count.
-pub fn copy(src: &mut dyn EventSource, dst: &mut dyn TraceWriter) -> Result<u64> {
-    let mut n = 0u64;
-    while let Some(ev) = src.next_event()? {
-        let addrs = if ev.op == Op::MethodBegin {
-            src.addresses()
-        } else {
-            &[]
-        };
-        dst.write_event(&ev, src.names(), addrs, src.seq())
-            .map_err(|e| match e.kind() {
-                // A name the output cannot hold: say which input event has it.
-                ErrorKind::Invalid(_) => e.at(src.position()),
-                _ => e,
-            })?;
-        n += 1;
-    }
-    Ok(n)
-}
+use super::writer::checked_name;
+pub use super::writer::{copy, TraceWriter};
+use super::{AddrId, Event, NameKind, Names, Op};
+use crate::error::{Error, Result};
 
 // ---------------------------------------------------------------------------------------
 // STD
 // ---------------------------------------------------------------------------------------
-
-/// The name of `id` in table `kind`, checked once per name by `check` (`checked` remembers
-/// which names passed): the name lookup of every text writer.
-pub(crate) fn checked_name<'n>(
-    checked: &mut [Vec<bool>; 7],
-    names: &'n Names,
-    kind: NameKind,
-    id: u32,
-    check: impl FnOnce(&str) -> Result<()>,
-) -> Result<&'n str> {
-    let table = names.table(kind);
-    if (id as usize) >= table.len() {
-        return Err(Error::invalid(format!(
-            "event refers to {kind:?} id {id}, but the source has only {} such names",
-            table.len()
-        )));
-    }
-    let name = table.name(id);
-    let c = &mut checked[kind as usize];
-    if c.get(id as usize) != Some(&true) {
-        check(name)?;
-        if c.len() <= id as usize {
-            c.resize(id as usize + 1, false);
-        }
-        c[id as usize] = true;
-    }
-    Ok(name)
-}
 
 /// STD text writer.
 pub struct StdWriter<W: Write> {
@@ -269,37 +198,73 @@ impl<W: Write> TraceWriter for BinaryWriter<W> {
 
 /// An output file, compressed by its extension, written through an [`AtomicFile`]: it
 /// appears at its path only when [`finish`](Sink::finish) succeeds (after the compression
-/// trailer is written); dropped unfinished, it leaves nothing behind.
+/// trailer is written); dropped unfinished, it leaves nothing behind. Without the `compress`
+/// feature a compressing extension is an [`crate::ErrorKind::NotBuilt`] error.
 pub enum Sink {
     Plain(BufWriter<AtomicFile>),
+    #[cfg(feature = "compress")]
     Gzip(flate2::write::GzEncoder<BufWriter<AtomicFile>>),
+    #[cfg(feature = "compress")]
     Xz(xz2::write::XzEncoder<BufWriter<AtomicFile>>),
+    #[cfg(feature = "compress")]
     Zstd(zstd::stream::write::Encoder<'static, BufWriter<AtomicFile>>),
+}
+
+/// `$body` with `$w` bound to the writer of whichever kind of [`Sink`] `$sink` is.
+macro_rules! with_writer {
+    ($sink:expr, $w:ident => $body:expr) => {
+        match $sink {
+            Sink::Plain($w) => $body,
+            #[cfg(feature = "compress")]
+            Sink::Gzip($w) => $body,
+            #[cfg(feature = "compress")]
+            Sink::Xz($w) => $body,
+            #[cfg(feature = "compress")]
+            Sink::Zstd($w) => $body,
+        }
+    };
 }
 
 impl Sink {
     /// Starts writing `path`, compressing if its extension is `.gz`, `.xz` or `.zst`.
     pub fn create(path: &Path) -> Result<Sink> {
+        let compression = Compression::from_path(path);
+        #[cfg(not(feature = "compress"))]
+        if let Some(c) = compression {
+            return Err(c.not_built().in_file(path));
+        }
         let f = AtomicFile::create(path)?;
         let w = BufWriter::with_capacity(1 << 20, f);
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        Ok(match ext {
-            "gz" => Sink::Gzip(flate2::write::GzEncoder::new(
+        Ok(match compression {
+            None => Sink::Plain(w),
+            #[cfg(feature = "compress")]
+            Some(Compression::Gzip) => Sink::Gzip(flate2::write::GzEncoder::new(
                 w,
                 flate2::Compression::default(),
             )),
-            "xz" => Sink::Xz(xz2::write::XzEncoder::new(w, 6)),
-            "zst" | "zstd" => Sink::Zstd(zstd::stream::write::Encoder::new(w, 3)?),
-            _ => Sink::Plain(w),
+            #[cfg(feature = "compress")]
+            Some(Compression::Xz) => Sink::Xz(xz2::write::XzEncoder::new(w, 6)),
+            #[cfg(feature = "compress")]
+            Some(Compression::Zstd) => Sink::Zstd(zstd::stream::write::Encoder::new(w, 3)?),
+            #[cfg(not(feature = "compress"))]
+            Some(_) => unreachable!("refused above"),
         })
     }
 
     /// Writes the compression trailer, flushes the file and renames it into place.
+    // Without `compress` only `Plain` is left to match.
+    #[cfg_attr(
+        not(feature = "compress"),
+        allow(clippy::infallible_destructuring_match)
+    )]
     pub fn finish(self) -> Result<()> {
         let w = match self {
             Sink::Plain(w) => w,
+            #[cfg(feature = "compress")]
             Sink::Gzip(e) => e.finish()?,
+            #[cfg(feature = "compress")]
             Sink::Xz(e) => e.finish()?,
+            #[cfg(feature = "compress")]
             Sink::Zstd(e) => e.finish()?,
         };
         let f = w.into_inner().map_err(|e| Error::from(e.into_error()))?;
@@ -310,29 +275,14 @@ impl Sink {
 impl Write for Sink {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sink::Plain(w) => w.write(buf),
-            Sink::Gzip(w) => w.write(buf),
-            Sink::Xz(w) => w.write(buf),
-            Sink::Zstd(w) => w.write(buf),
-        }
+        with_writer!(self, w => w.write(buf))
     }
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.write_all(buf),
-            Sink::Gzip(w) => w.write_all(buf),
-            Sink::Xz(w) => w.write_all(buf),
-            Sink::Zstd(w) => w.write_all(buf),
-        }
+        with_writer!(self, w => w.write_all(buf))
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.flush(),
-            Sink::Gzip(w) => w.flush(),
-            Sink::Xz(w) => w.flush(),
-            Sink::Zstd(w) => w.flush(),
-        }
+        with_writer!(self, w => w.flush())
     }
 }
 
@@ -414,6 +364,25 @@ mod tests {
     use super::*;
     use crate::trace::std_format::StdReader;
     use crate::trace::Trace;
+
+    /// A build without `compress` refuses a compressing extension before creating anything.
+    #[cfg(not(feature = "compress"))]
+    #[test]
+    fn compressed_output_without_the_feature_is_a_typed_error() {
+        use crate::error::ErrorKind;
+        let dir = std::env::temp_dir().join(format!("racepred-sink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["t.std.gz", "t.rpb.xz", "t.std.zst"] {
+            let p = dir.join(name);
+            let e = Sink::create(&p)
+                .err()
+                .expect("a compressed output must be refused");
+            assert!(matches!(e.kind(), ErrorKind::NotBuilt { .. }), "{e}");
+            assert_eq!(e.path(), Some(p.as_path()));
+        }
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir(&dir).unwrap();
+    }
 
     fn std_round_trip(text: &str) -> String {
         let t = Trace::read_from(&mut StdReader::new(text.as_bytes())).unwrap();

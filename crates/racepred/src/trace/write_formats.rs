@@ -161,7 +161,7 @@ impl<W: Write> FormatWriter<W> {
     /// The name of `id` in table `kind`, checked to be writable in this format.
     fn name<'n>(&mut self, names: &'n Names, kind: NameKind, id: u32) -> Result<&'n str> {
         let fmt = self.fmt;
-        super::write::checked_name(&mut self.checked, names, kind, id, |n| {
+        super::writer::checked_name(&mut self.checked, names, kind, id, |n| {
             check_name(n, kind, fmt)
         })
     }
@@ -292,7 +292,7 @@ fn check_name(name: &str, kind: NameKind, fmt: TextFormat) -> Result<()> {
     }
 }
 
-impl<W: Write> super::write::TraceWriter for FormatWriter<W> {
+impl<W: Write> super::writer::TraceWriter for FormatWriter<W> {
     fn write_event(
         &mut self,
         ev: &Event,
@@ -314,7 +314,7 @@ mod tests {
     use crate::trace::golog::GoLogReader;
     use crate::trace::rr::RrReader;
     use crate::trace::std_format::StdReader;
-    use crate::trace::write::copy;
+    use crate::trace::writer::copy;
     use crate::trace::{EventSource, Trace};
 
     fn std(text: &str) -> Trace {

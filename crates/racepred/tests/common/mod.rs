@@ -1,8 +1,12 @@
 //! Helpers shared by the library's test files: random action lists for
-//! `racepred::gen::from_actions` and traces with their locations replaced.
+//! `racepred::gen::from_actions`, traces with their locations replaced, the location
+//! groups of event pairs.
 #![allow(dead_code)] // each test file uses a different subset
 
 use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+use racepred::report::{group_key_of, GroupKey};
 use racepred::trace::{LocId, Trace};
 
 /// Up to `max - 1` random (kind, variable or lock, thread) actions for `from_actions`.
@@ -20,4 +24,15 @@ pub fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
         ev.loc = if l == 4 { LocId::NONE } else { LocId(l as u32) };
     }
     Trace::from_events(events)
+}
+
+/// The location groups (first place, second place, kind) of the event pairs `pairs` of `t`.
+pub fn groups<'a>(
+    t: &Trace,
+    pairs: impl IntoIterator<Item = &'a (u64, u64)>,
+) -> BTreeSet<GroupKey> {
+    pairs
+        .into_iter()
+        .map(|&(a, b)| group_key_of(&t.events[a as usize], &t.events[b as usize]))
+        .collect()
 }

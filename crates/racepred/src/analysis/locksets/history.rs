@@ -16,8 +16,8 @@ pub(super) struct HistEntry {
 }
 
 /// The accesses of one (variable, thread, lockset): a lockset class. One cache line: the
-/// class and its first entry of each kind come with a single miss (the entries were a
-/// separate miss and 23% of `w3po --history 4` on the generated 10^7-event trace).
+/// class and its first entry of each kind come with a single miss (entries kept apart
+/// would be a second miss on every class a check reads).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub(super) struct HistClass {
@@ -71,8 +71,8 @@ impl Inline {
 }
 
 /// Lists of up to this many classes are walked to find a class; the classes of longer ones
-/// are in [`HistoryLog`]'s table (most lists have one class: a table entry each was 40 MB
-/// on dacapo_lusearch_q2_t2).
+/// are in [`HistoryLog`]'s table (most lists have one class, and a table entry for each
+/// would cost memory for nothing).
 pub(super) const SHORT_LIST: u32 = 4;
 
 /// A new class of lockset `ls`, in no list yet.
@@ -90,13 +90,13 @@ pub(super) fn new_class(classes: &mut Vec<HistClass>, ls: LsId) -> u32 {
 }
 
 /// The sites of one variable and, per thread, the first class of its recency list.
-/// Both inline for the usual variable (on dacapo_lusearch_q2_t2: 1.3·10^6 variables, 1.9
-/// sites and 1 class each on average; two heap blocks per variable were 80 MB).
+/// Both inline for the usual variable (about two sites and one class): no heap block per
+/// variable.
 pub(super) type HistVar = (SmallVec<[Site<()>; 2]>, SmallVec<[Head; 2]>);
 
 /// The first class of a (variable, thread)'s recency list, with its latest access: most
-/// checks find every other thread's latest access known and look at no class (on the
-/// generated 10^7-event trace 5.6 of the 6.3 classes a check looked at were such heads).
+/// checks find every other thread's latest access known and look at no class beyond the
+/// heads.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Head {
     class: u32,
@@ -255,9 +255,8 @@ impl HistoryLog {
 
     /// True when most accesses so far landed in long lists of classes (looked up in the
     /// table): classes then lie all over memory and prefetching pays. Otherwise (real
-    /// traces: on dacapo_lusearch_q2_t2 nearly every list has one class, and the lists an
-    /// access reaches are mostly in cache) it costs more than it saves (3.2 s instead of
-    /// 2.9 s there).
+    /// traces, where nearly every list has one class and the lists an access reaches are
+    /// mostly in cache) the prefetches cost more than they save.
     #[inline]
     pub fn wants_prefetch(&self) -> bool {
         2 * self.table_pushes > self.pushes
@@ -280,9 +279,8 @@ impl HistoryLog {
     /// now), two events ahead, will read: the first class of its own thread's list of its
     /// variable (the push looks at it), that of each other thread whose latest access
     /// `clock` does not know (the check starts there), and its own class, found through
-    /// the table slot that [`HistoryLog::prefetch_slot`] asked for an event earlier. (On
-    /// the generated 10^7-event trace each access reaches three or four classes that no
-    /// cache holds.)
+    /// the table slot that [`HistoryLog::prefetch_slot`] asked for an event earlier: on
+    /// traces whose lists are long, classes that no cache holds.
     #[inline]
     pub fn prefetch_classes(&self, ls: LsId, clock: &VectorClock, ev: &Event) {
         let x = ev.var().index();
@@ -474,10 +472,9 @@ impl HistoryLog {
 /// `ls`; exactness needs no more), so a slot whose tag matches and whose class has lockset
 /// `ls` has variable `x`: the key is checked exactly against the class, which the caller
 /// reads next anyway. Keys whose tags collide start their probes at the same slot. A lookup
-/// costs one cache miss (hashbrown's control bytes and slots were two, and the lookups a
-/// quarter of `w3po --history 4` on the generated 10^7-event trace, whose 925 112 classes are
-/// almost all in long lists). Slots of 16 bytes holding the whole key were 33.5 MB there,
-/// and 50 MB while the table grew; per thread, each table's growth is a fraction of that.
+/// costs one cache miss (a general hash table's control bytes and slots are two). Slots
+/// hold a tag, not the whole key, to stay small; per thread, each table grows by a fraction
+/// of the whole.
 /// Classes are never removed.
 #[derive(Debug, Default)]
 pub(super) struct ClassTable {

@@ -591,9 +591,8 @@ impl PairSink {
 pub struct GroupSink {
     /// Per group: what a hit reads and writes (only a site pair's first, unless
     /// [`GroupSink::other_way`]). Apart from the first instances, so that
-    /// the counters of the usual number of groups stay in the first-level cache (the first
-    /// instances with them were 72 bytes a group, and the counter's load the costliest of a
-    /// `lockset` access on the generated 10^7-event trace).
+    /// the counters of the usual number of groups stay in the first-level cache (the
+    /// counter's load is on every hit; the first instances are read once).
     counts: Vec<GroupCount>,
     /// Per group: its first instance (set at its first hit).
     firsts: Vec<RacePair>,
@@ -819,28 +818,25 @@ struct Site<E> {
     write: bool,
     /// [`Shadow`]: the threads that have had entries here ([`thread_bit`]; a superset of
     /// the threads of the entries, kept with one `|` per push), so that a check skips a
-    /// site only its own thread has used: on real traces most variables are thread-local
-    /// (on dacapo_lusearch_q2_t2 `lockset` took 1.36 s instead of 1.55 s from binary). In
-    /// the padding after `write`.
+    /// site only its own thread has used: on real traces most variables are thread-local.
+    /// In the padding after `write`.
     threads: u16,
     /// [`Shadow`] without clocks: the threads that have had an entry with the empty lockset
     /// here ([`thread_bit`]). Such an entry is dominated only by later ones with the empty
     /// lockset too, of its thread or of two threads, so the log always keeps an entry with
     /// the empty lockset of a thread other than any `t` whose bit is not the only one: every
     /// access of `t` races with it (when one of the two is a write), and a check that only
-    /// has to count the pair ([`GroupSink::hit_pair`]) need not scan the log (on the
-    /// generated traces, most checks).
+    /// has to count the pair ([`GroupSink::hit_pair`]) need not scan the log.
     empty: u16,
     /// Every thread's entries in one vector, in time order (so the latest racing entry is
     /// the last one that races: a scan from the back stops there). The first entry is
-    /// inline: most sites have one (on dacapo_lusearch_q2_t2, with 2.4·10^6 sites,
-    /// a vector per thread and site took half of the memory).
+    /// inline: most sites have one (a vector per thread and site would be most of the
+    /// memory of a trace with many sites).
     entries: E,
     /// Where [`GroupSink`]'s cache keeps, per site of the variable (by position), the group
     /// of (that site, this one); [`NIL`] until a first pair. Only sites of variables that
-    /// several threads touch ever have one (0.2% of the sites an access looked at on
-    /// dacapo_lusearch_q2_t2), so 4 bytes here instead of an inline vector (24 bytes a
-    /// site, 41–52 MB there).
+    /// several threads touch ever have one, so 4 bytes here instead of an inline vector
+    /// (24 bytes a site).
     groups: u32,
 }
 
@@ -852,14 +848,10 @@ type ShadowSite = Site<SmallVec<[ShadowEntry; 1]>>;
 struct VarShadow {
     /// The threads that have accessed the variable ([`thread_bit`]): a check of an access
     /// whose thread is the only one skips the variable's sites (most variables of real
-    /// programs are thread-local: on dacapo_lusearch_q2_t2 only 0.2% of the sites an access
-    /// looked at had another thread's entries, and looking was a quarter of `lockset`'s
-    /// time). It costs 8 bytes a variable (10 MB on that trace).
+    /// programs are thread-local). It costs 8 bytes a variable.
     threads: u16,
-    /// The first two sites inline (one cache miss less per access: on the generated
-    /// 10^7-event trace, whose variables have two sites each, `lockset` took 0.54 s instead
-    /// of 0.58 s, and 0.97 s instead of 1.05 s on dacapo_lusearch_q2_t2, whose variables have
-    /// 1.9 on average; the price is memory: 358 MB instead of 312 MB there).
+    /// The first two sites inline: one cache miss less per access on variables with one
+    /// or two sites (most of them), for some memory.
     sites: SmallVec<[ShadowSite; 2]>,
 }
 
@@ -888,11 +880,9 @@ struct VarShadow {
 /// a full log is pruned of its dominated entries (`Pruner`), and it grows only when the
 /// undominated entries fill more than three quarters of it (then to twice its size). So a
 /// log is pruned at most once per quarter of its room in pushes, and its room is at most
-/// 8/3 of the most undominated entries it has had.
-/// (Dropping the dominated entries at every push instead, as the shadow did before, passed
-/// over the whole log each time: 18 entries per push for `tsan-hybrid` on the generated
-/// 10^7-event trace. Keeping a contiguous run per thread made a push find its run, shift
-/// the entries after it, and a check scan every entry for the latest.)
+/// 8/3 of the most undominated entries it has had: dropping the dominated entries at every
+/// push would pass over the whole log each time, and a contiguous run per thread would
+/// make a push shift the entries after its run and a check scan every entry for the latest.
 #[derive(Debug, Default)]
 pub struct Shadow {
     vars: Vec<VarShadow>,
@@ -951,9 +941,8 @@ impl Shadow {
     /// earlier accesses of its variable (writes, and reads when `reads` is set), then logs
     /// the access at local time `time`; `CLOCKLESS` (with no clock): the domination rule of
     /// clockless shadows. Always inlined, so that `lockset`'s
-    /// [`Shadow::check_push_without_clock`] has no clock test left (a call for the check,
-    /// then a second lookup for the push, made it 7% slower on the generated trace and 12%
-    /// on dacapo_lusearch_q2_t2).
+    /// [`Shadow::check_push_without_clock`] has no clock test left, and the check and the
+    /// push share one lookup of the variable.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn check_and_log<const CLOCKLESS: bool>(
@@ -1022,8 +1011,7 @@ impl Shadow {
     /// True when most checks so far looked at entries of other threads (the generated
     /// traces): then asking for the next accesses' variables and entries ahead pays. On real
     /// traces most variables are thread-local and the shadow is large, and asking ahead
-    /// costs more than it saves (asking always, `lockset` took 3.3 s of CPU instead of 2.4 s
-    /// on dacapo_lusearch_q2_t2 from binary: means of the lowest third of nine runs).
+    /// costs more than it saves.
     #[inline]
     pub fn wants_prefetch(&self) -> bool {
         2 * self.shared > self.checks
@@ -1182,10 +1170,10 @@ const SLOTS: usize = 8;
 /// With clocks only a thread's own later entries count, so the pass keeps the masks of the
 /// kept entries of each of the first [`BUCKETS`] threads in a bucket of [`SLOTS`] (unused
 /// slots all ones, so never `⊆` an exact mask): an entry is then compared with its thread's
-/// few, in one vector operation, without a branch (on the generated 10^7-event trace
-/// `tsan-hybrid`'s logs hold about 18 entries of 8 threads, and which are dominated is as
-/// good as random). Without clocks a log holds few entries (5.5 there), most of them are
-/// dominated by one of the first later ones, and the search stops there.
+/// few, in one vector operation, without a branch (logs of many entries of several
+/// threads, whose domination a branch could not predict). Without clocks a log holds few
+/// entries, most of them are dominated by one of the first later ones, and the search
+/// stops there.
 #[derive(Debug)]
 struct Pruner {
     masks: [[u32; SLOTS]; BUCKETS],
@@ -1253,8 +1241,8 @@ impl Pruner {
         let mut w = n;
         if CLOCKLESS {
             // The thread (from 0 to 63) with a later kept entry of the empty lockset, if any:
-            // it dominates any entry of its thread with no look at the later entries (most
-            // entries of the generated 10^7-event trace have the empty lockset). With two
+            // it dominates any entry of its thread with no look at the later entries (entries
+            // of accesses outside critical sections have the empty lockset). With two
             // such threads every earlier entry is dominated (by its thread's, or by both):
             // the pass stops.
             let mut empty = 0u64;
@@ -1278,8 +1266,8 @@ impl Pruner {
             let mut full = 0u16;
             // Threads (from 0 to 63) with a later kept entry of the empty lockset, which
             // dominates every earlier entry of its thread; once every thread of the log has
-            // one, the pass stops (on the generated 10^7-event trace `tsan-hybrid`'s logs
-            // are mostly such entries and the dominated entries older than them).
+            // one, the pass stops (logs are mostly such entries and the dominated entries
+            // older than them).
             let mut empty = 0u64;
             // The threads of the log, if all are below 15 (else 0: not known).
             let all = if threads & thread_bit(15) == 0 {
@@ -1368,8 +1356,8 @@ fn dominated<const CLOCKLESS: bool>(
 /// Records in `sink` the pair of an access of thread `u` at site `s` (event `first`) and
 /// the current access `ev` (event `index`, at site `me`); returns the pair's group (`NIL`
 /// when `ONCE` counted it in the site pair's counter). Always inlined, with the first pair
-/// of a location pair out of line (`lockset` calls it for nearly every check of the
-/// generated 10^7-event trace).
+/// of a location pair out of line (`lockset` calls it for nearly every check of a racy
+/// trace).
 ///
 /// `ONCE`: the check hits each site at most once per access (`Shadow`). After the first hit
 /// of the site pair (`me`, `s`), which goes to the group (its count and first instance),

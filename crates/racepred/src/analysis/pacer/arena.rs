@@ -2,7 +2,8 @@
 //! shallow copy bumps a count and a writer clones a shared buffer first (the paper's
 //! `isShared` / `clone`).
 
-use super::detector::Time;
+/// A clock component.
+pub(super) type Time = u32;
 
 /// Handle of a clock buffer in the arena.
 pub(super) type H = u32;

@@ -3,8 +3,8 @@
 //! events need a closer look.
 //!
 //! This pass is PACER's floor: it runs on every event outside sampling periods, so at low
-//! rates it is most of PACER's cost, and against a FastTrack that spends 5–20 ns on an
-//! event it is not small. The portable version is a branch-free loop, one event at a time;
+//! rates it is most of PACER's cost, set against a FastTrack that does little more per
+//! event. The portable version is a branch-free loop, one event at a time;
 //! on x86-64 with AVX2 (detected at run time) eight events go at once: their targets and
 //! operations are pulled out of four 32-byte loads, the eight metadata bits come from one
 //! gather over the bitmap, and the positions of the events that need a look come from a

@@ -53,17 +53,12 @@
 mod arena;
 pub mod counters;
 pub mod detector;
-pub mod experiment;
 mod filter;
 mod pages;
 pub mod sampling;
 
 pub use counters::{Counters, PeriodCounters};
 pub use detector::{Detector, PacerConfig};
-pub use experiment::{
-    experiment, experiment_vs_fasttrack, experiment_vs_fasttrack_with_progress,
-    experiment_with_progress, DistinctRace, Experiment, ExperimentConfig, RatePoint,
-};
 pub use sampling::Sampler;
 
 use crate::analysis::AnalysisKind;

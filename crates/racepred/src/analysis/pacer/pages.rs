@@ -8,8 +8,8 @@
 use std::ops::{Index, IndexMut};
 
 /// log2 of the records per page. Small pages: a sampled access to a fresh object makes
-/// 2 KiB of records, not 128 KiB. On montecarlo at r = 0.03, 64-record pages took PACER
-/// from 0.21 to 0.14 of FastTrack's time against 4096-record pages (same run).
+/// 2 KiB of records, not 128 KiB, so traces of many short-lived objects touch few
+/// records they never use.
 const PAGE_BITS: u32 = 6;
 const PAGE: usize = 1 << PAGE_BITS;
 const MASK: usize = PAGE - 1;

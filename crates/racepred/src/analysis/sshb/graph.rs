@@ -29,9 +29,8 @@ pub enum EdgeKind {
     Wrd,
 }
 
-/// Nodes a witness BFS may visit before it falls back to the pruned DFS (shortest paths
-/// for small graphs; on a 10^6-event trace with one giant component 1000 BFS witnesses
-/// took most of phase 2).
+/// Nodes a witness BFS may visit before it falls back to the pruned DFS: shortest paths
+/// for small graphs, and no whole-graph search per witness in a giant component.
 const BFS_BUDGET: usize = 20_000;
 
 pub(crate) struct Graph {

@@ -24,7 +24,7 @@
 //!   under which the race goes away ([`Witness`], [`dot`]).
 //! - **Lockset filter** (§6.3): a guaranteed pair whose events hold a common lock is
 //!   flagged as a likely false positive from inaccurately traced release/acquire order.
-//! - **Perturbation** (§3): [`perturb::perturb`] writes an inaccurate variant of a trace.
+//! - **Perturbation** (§3): [`crate::experiments::perturb::perturb`] writes an inaccurate variant of a trace.
 //!
 //! Promises (checked by `tests/sshb_props.rs` against enumeration of every ∃SHB instance,
 //! Def. 8): the pairs are exactly the HB-unordered conflicting pairs; a guaranteed pair is
@@ -40,7 +40,6 @@
 pub mod diagnose;
 pub mod dot;
 pub mod graph;
-pub mod perturb;
 pub(crate) mod phase1;
 
 use crate::analysis::AnalysisKind;

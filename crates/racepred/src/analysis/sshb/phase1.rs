@@ -391,8 +391,7 @@ impl Phase1 {
                         }
                         // First write of j that r happens before (the HB-after suffix).
                         // Writes before `p` are HB-before r, so q ≥ p; gallop from p (the
-                        // concurrent window is short: 40% of phase 1 went to a plain binary
-                        // search over the whole suffix at 2·10^6 events).
+                        // concurrent window is short, the suffix long).
                         let not_after = |k: usize| self.comp(j, b.writes[k].0, i) < tr;
                         let mut lo = p;
                         let mut step = 1;

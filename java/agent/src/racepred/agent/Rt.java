@@ -65,18 +65,20 @@ public final class Rt {
 
     // ---- fields -------------------------------------------------------------------------
 
-    public static void read(Object o, int field, int loc) {
+    /** An access {@code op} of {@code x} of the object {@code o}, if there is one. */
+    private static void access(int op, int kind, Object o, int x, int loc) {
         if (o != null) {
             ThreadBuffer b = BUF.get();
-            b.add(R, FIELD, loc, b.idOf(o), field);
+            b.add(op, kind, loc, b.idOf(o), x);
         }
     }
 
+    public static void read(Object o, int field, int loc) {
+        access(R, FIELD, o, field, loc);
+    }
+
     public static void write(Object o, int field, int loc) {
-        if (o != null) {
-            ThreadBuffer b = BUF.get();
-            b.add(W, FIELD, loc, b.idOf(o), field);
-        }
+        access(W, FIELD, o, field, loc);
     }
 
     public static void readStatic(int field, int loc) {
@@ -93,10 +95,7 @@ public final class Rt {
     }
 
     public static void volatileWrite(Object o, int field, int loc) {
-        if (o != null) {
-            ThreadBuffer b = BUF.get();
-            b.add(VW, FIELD, loc, b.idOf(o), field);
-        }
+        access(VW, FIELD, o, field, loc);
     }
 
     public static void volatileReadStatic(int field, int loc) {
@@ -111,10 +110,7 @@ public final class Rt {
 
     /** Before an array load (the load itself throws on a null array or a bad index). */
     public static void arrayRead(Object a, int i, int loc) {
-        if (a != null) {
-            ThreadBuffer b = BUF.get();
-            b.add(R, ELEM, loc, b.idOf(a), i);
-        }
+        access(R, ELEM, a, i, loc);
     }
 
     private static void arrayWrite(Object a, int i, int loc) {
@@ -198,40 +194,53 @@ public final class Rt {
         b.add(ACQ, LOCK, loc, b.idOf(o), 0);
     }
 
-    public static void wait(Object o, int loc) throws InterruptedException {
-        ThreadBuffer b = BUF.get();
-        boolean rel = releaseAll(b, o, loc);
+    /** A blocking call during which a lock is released: a wait or an await. */
+    private interface Blocking<T, E extends Exception> {
+        T call() throws E;
+    }
+
+    /**
+     * Runs {@code call} with {@code held}'s release recorded before it (by the caller; null:
+     * this thread did not hold it) and its reacquisition after, also when the call throws.
+     */
+    private static <T, E extends Exception> T releasedDuring(
+            ThreadBuffer b, Object held, int loc, Blocking<T, E> call) throws E {
         try {
-            o.wait();
+            return call.call();
         } finally {
-            if (rel) {
-                reacquire(b, o, loc);
+            if (held != null) {
+                reacquire(b, held, loc);
             }
         }
+    }
+
+    /** {@code o} if this thread held it and its release is recorded, else null. */
+    private static Object releasedMonitor(ThreadBuffer b, Object o, int loc) {
+        return releaseAll(b, o, loc) ? o : null;
+    }
+
+    public static void wait(Object o, int loc) throws InterruptedException {
+        ThreadBuffer b = BUF.get();
+        releasedDuring(b, releasedMonitor(b, o, loc), loc, () -> {
+            o.wait();
+            return null;
+        });
     }
 
     public static void wait(Object o, long ms, int loc) throws InterruptedException {
         ThreadBuffer b = BUF.get();
-        boolean rel = releaseAll(b, o, loc);
-        try {
+        releasedDuring(b, releasedMonitor(b, o, loc), loc, () -> {
             o.wait(ms);
-        } finally {
-            if (rel) {
-                reacquire(b, o, loc);
-            }
-        }
+            return null;
+        });
     }
 
     public static void wait(Object o, long ms, int ns, int loc) throws InterruptedException {
         ThreadBuffer b = BUF.get();
-        boolean rel = releaseAll(b, o, loc);
-        try {
+        releasedDuring(b, releasedMonitor(b, o, loc), loc, () -> {
             o.wait(ms, ns);
-        } finally {
-            if (rel) {
-                reacquire(b, o, loc);
-            }
-        }
+            return null;
+        });
     }
 
     // ---- threads ------------------------------------------------------------------------
@@ -424,51 +433,29 @@ public final class Rt {
 
     public static void await(Condition c, int loc) throws InterruptedException {
         ThreadBuffer b = BUF.get();
-        Lock l = beforeAwait(b, c, loc);
-        try {
+        releasedDuring(b, beforeAwait(b, c, loc), loc, () -> {
             c.await();
-        } finally {
-            if (l != null) {
-                reacquire(b, l, loc);
-            }
-        }
+            return null;
+        });
     }
 
     public static void awaitUninterruptibly(Condition c, int loc) {
         ThreadBuffer b = BUF.get();
-        Lock l = beforeAwait(b, c, loc);
-        try {
+        releasedDuring(b, beforeAwait(b, c, loc), loc, () -> {
             c.awaitUninterruptibly();
-        } finally {
-            if (l != null) {
-                reacquire(b, l, loc);
-            }
-        }
+            return null;
+        });
     }
 
     public static long awaitNanos(Condition c, long ns, int loc) throws InterruptedException {
         ThreadBuffer b = BUF.get();
-        Lock l = beforeAwait(b, c, loc);
-        try {
-            return c.awaitNanos(ns);
-        } finally {
-            if (l != null) {
-                reacquire(b, l, loc);
-            }
-        }
+        return releasedDuring(b, beforeAwait(b, c, loc), loc, () -> c.awaitNanos(ns));
     }
 
     public static boolean await(Condition c, long time, TimeUnit unit, int loc)
             throws InterruptedException {
         ThreadBuffer b = BUF.get();
-        Lock l = beforeAwait(b, c, loc);
-        try {
-            return c.await(time, unit);
-        } finally {
-            if (l != null) {
-                reacquire(b, l, loc);
-            }
-        }
+        return releasedDuring(b, beforeAwait(b, c, loc), loc, () -> c.await(time, unit));
     }
 
     // ---- java.util.concurrent synchronisers: vw before a release, vr after an acquire ----

@@ -52,7 +52,7 @@
 use crate::report::{RacePair, RacyEvent};
 use crate::trace::{Event, LocId, Op, ThreadId};
 
-use super::arena::{Arena, H, NOCLOCK};
+use super::arena::{Arena, Time, H, NOCLOCK};
 use super::counters::Counters;
 use super::filter::filter;
 use super::pages::Pages;
@@ -60,9 +60,6 @@ use super::sampling::Sampler;
 
 mod general;
 mod sync;
-
-/// A clock component.
-pub(super) type Time = u32;
 
 /// Version epoch of a lock, volatile or condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,8 +157,8 @@ enum Reads {
 }
 
 /// A map with at most one entry is kept inline (most are: an unsampled read of another
-/// thread turns an epoch into a map of one or none); larger ones live in [`MapPool`]. Inline
-/// small maps saved ~10% at r = 0.03 (their out-of-line buffers were cold misses).
+/// thread turns an epoch into a map of one or none); larger ones live in [`MapPool`]. Inline,
+/// a small map costs no cold miss on an out-of-line buffer.
 #[derive(Clone, Copy, Debug)]
 enum MapRef {
     /// The entry, or `NO_ENTRY` for an empty map.
@@ -278,17 +275,9 @@ const UNFILLED: u64 = u64::MAX;
 
 /// A variable's metadata as stored, looked at only while sampling or when its bit in
 /// `Detector::has_meta` is set: what the race checks need, 32 bytes. Plain data, so a
-/// sampled access to a variable without metadata only stores. Against a 64-byte record
-/// with the sites inline: r = 1 0.92 → 0.70 s, r = 0.03 0.21 → 0.18 s on the benchmark
-/// (best of 8, noisy machine); measured again with the block loop and prefetching, r =
-/// 0.03 0.60 → 0.42 of FastTrack. A compact pool of live records instead of a table
-/// indexed by variable was no better at r ≤ 0.03 and slower at r = 1, so it was dropped.
-/// Size matters where variables are many: on the project's machine the cache a process
-/// gets is about 4 MB (pointer chasing: 17 ns a load over 2 MB, 46 ns over 4 MB, 135 ns over
-/// 8 MB), so on the generated benchmark trace (10^5 variables) FastTrack's 16-byte records
-/// (1.6 MB) stay cached and these (3.2 MB, and 2.4 MB of `Sites`) do not: there a sampled
-/// event costs PACER 60–85 ns against FastTrack's 33, and an unsampled one that loads a
-/// record about 50 ns.
+/// sampled access to a variable without metadata only stores. The sites live apart
+/// (`Detector::sites`) and the record is half a cache line, because size matters where
+/// variables are many: records that outgrow the cache make every sampled access a miss.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Packed {
@@ -379,12 +368,8 @@ impl PacerConfig {
     /// The paper's periods run from one nursery collection to the next (every 32 MB of
     /// allocation), far more than 10^5 accesses. Long periods matter for cost: a sampling
     /// period starts with cold records, and the variables it leaves metadata on are looked
-    /// at again outside it, both once per distinct variable a period touches. Against 10^4,
-    /// 10^5 took r = 0.03 from 0.12–0.24 to 0.10–0.22 of FastTrack's time beyond feeding
-    /// the events on the ten benchmark traces (one interleaved run; the `pacer` bench), and
-    /// the unsampled accesses that load a record, per sampled operation, from 0.52 to 0.24
-    /// on moldyn and from 1.70 to 1.38 on the generated trace (mean of 10 seeds). The
-    /// price is coarser trials: a trial samples whole periods, so on a trace of `n` events
+    /// at again outside it, both once per distinct variable a period touches, so fewer,
+    /// longer periods pay these costs less often. The price is coarser trials: a trial samples whole periods, so on a trace of `n` events
     /// the effective rate's relative spread is about `sqrt((1 - r) / (r n / period))`,
     /// 0.57 for r = 0.03 and 10^7 events. Each race's detection probability is still `r`;
     /// shorter traces want a shorter `period`.

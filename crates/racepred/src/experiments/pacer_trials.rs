@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::report::{place, RaceReport};
 use crate::trace::{Event, Trace};
 
-use super::detector::{Detector, PacerConfig};
+use crate::analysis::pacer::{Detector, PacerConfig};
 
 /// What to run.
 #[derive(Clone, Debug, PartialEq)]

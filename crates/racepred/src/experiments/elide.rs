@@ -35,7 +35,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::error::{Error, Result};
 
-use super::{AddrId, Event, LockId, MethodId, Op, ThreadId, Trace};
+use crate::trace::{AddrId, Event, LockId, MethodId, Op, ThreadId, Trace};
 
 /// `original_index` of a barrier event made by [`elide`].
 pub const SYNTHETIC: u64 = u64::MAX;
@@ -313,9 +313,9 @@ pub fn elide(t: &Trace, cfg: &ElideConfig) -> Result<Elided> {
                 region_of[i as usize] = r;
                 let e = &t.events[i as usize];
                 let name = match e.op.target_kind() {
-                    super::NameKind::Var => names.var(e.var()),
-                    super::NameKind::Lock => names.lock(e.lock()),
-                    super::NameKind::Cond => names.conds.name_or(e.target),
+                    crate::trace::NameKind::Var => names.var(e.var()),
+                    crate::trace::NameKind::Lock => names.lock(e.lock()),
+                    crate::trace::NameKind::Cond => names.conds.name_or(e.target),
                     _ => continue,
                 };
                 let a = AddrId(out_names.addrs.intern(name.as_bytes()));
@@ -387,11 +387,9 @@ pub fn elide(t: &Trace, cfg: &ElideConfig) -> Result<Elided> {
             original_index.push(SYNTHETIC);
         }
     }
-    let mut trace = Trace {
-        events,
-        names: out_names,
-        ..Trace::default()
-    };
+    let mut trace = Trace::new();
+    trace.events = events;
+    trace.names = out_names;
     for (i, set) in addr_sets {
         trace.set_addresses(i, &set);
     }

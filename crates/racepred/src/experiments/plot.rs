@@ -7,7 +7,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::analysis::pacer::Experiment;
+use super::pacer_trials::Experiment;
 use crate::error::{Error, Result};
 
 /// Writes detection rate vs sampling rate: dynamic races (Figure 3), distinct races
@@ -106,7 +106,7 @@ fn draw(out: &mut String, exp: &Experiment) -> std::result::Result<(), Box<dyn s
         .map(|x| (x, x))
         .collect();
     chart.draw_series(LineSeries::new(ideal_pts, ideal))?;
-    let shown = |p: &&crate::analysis::pacer::RatePoint| p.rate > 0.0;
+    let shown = |p: &&super::pacer_trials::RatePoint| p.rate > 0.0;
     for p in exp.points.iter().filter(shown) {
         chart.draw_series(
             p.per_distinct
@@ -170,8 +170,8 @@ fn draw(out: &mut String, exp: &Experiment) -> std::result::Result<(), Box<dyn s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::pacer::{experiment, ExperimentConfig};
     use crate::analysis::run_trace;
+    use crate::experiments::pacer_trials::{experiment, ExperimentConfig};
     use crate::gen::{GenConfig, Generator};
 
     #[test]
@@ -198,10 +198,12 @@ mod tests {
         let exp = experiment(&tr, &base, &cfg);
         // The sweep reports every trial done, of all (for `racepred sample`'s progress).
         let mut calls = Vec::new();
-        let again =
-            crate::analysis::pacer::experiment_with_progress(&tr, &base, &cfg, &mut |d, t| {
-                calls.push((d, t))
-            });
+        let again = crate::experiments::pacer_trials::experiment_with_progress(
+            &tr,
+            &base,
+            &cfg,
+            &mut |d, t| calls.push((d, t)),
+        );
         assert_eq!(again, exp);
         assert_eq!(calls, (1..=15).map(|d| (d, 15)).collect::<Vec<_>>());
         let svg = detection_plot_svg(&exp).unwrap();

@@ -10,7 +10,6 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use racepred::analysis::{self, AnalysisKind, AnalysisOptions, Validation};
@@ -30,14 +29,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     refuse_inputs(&[&a.input.trace], &[a.output.output.as_deref()])?;
     checks::positive("--max-line", a.input.max_line)?;
     let limits = a.slices.limits()?;
-    for (flag, v) in [("--budget", a.budget), ("--query-timeout", a.query_timeout)] {
-        anyhow::ensure!(
-            v.is_finite() && v > 0.0 && v < 1e9,
-            "{flag} must be a positive number of seconds (below 10^9), not {v}"
-        );
-    }
+    checks::seconds("--budget", a.budget)?;
+    checks::seconds("--query-timeout", a.query_timeout)?;
     let table = locations::load(&a.locations, &a.input.trace)?;
-    let source_root = a.sarif.source_root()?;
+    let source_root = locations::source_root(&a.sarif)?;
     let mut progress = Progress::new();
 
     // Stage 1: candidates and the fast sound analyses, one streaming pass.
@@ -62,13 +57,13 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     };
     // Standard input can be read once: into memory, then.
     let stdin_trace = if a.input.trace == Path::new("-") {
-        Some(crate::smt::read_value_trace(&a.input)?)
+        Some(crate::input::read_value_trace(&a.input)?)
     } else {
         None
     };
     let mut src: Box<dyn racepred::trace::EventSource + Send + '_> = match &stdin_trace {
         Some(vt) => Box::new(vt.trace.source()),
-        None => crate::commands::open_input(&a.input)?,
+        None => crate::input::open_input(&a.input)?,
     };
     let summary = analysis::run_pipelined(&mut *src, &mut plan.analyses, validation, |_, _| {})
         .map_err(|e| e.in_file(&a.input.trace))?;
@@ -89,12 +84,9 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
 
     // Stage 2: the SMT predictor, if some candidate is still open.
     let sound = [&syncp, &shbp, &osr];
-    let proved: std::collections::HashSet<GroupKey> = sound
-        .iter()
-        .flat_map(|r| r.pairs.iter().map(|p| p.group_key()))
-        .collect();
-    let trf_groups: std::collections::HashSet<GroupKey> =
-        trf.pairs.iter().map(|p| p.group_key()).collect();
+    let proved: std::collections::HashSet<GroupKey> =
+        sound.iter().flat_map(|r| r.group_keys()).collect();
+    let trf_groups = trf.group_keys();
     let open: FxHashSet<GroupKey> = candidates
         .pairs
         .iter()
@@ -113,7 +105,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         Some(vt) => Some(vt),
         None if need_trace => {
             progress.message("check: reading the trace into memory");
-            read = crate::smt::read_value_trace(&a.input)?;
+            read = crate::input::read_value_trace(&a.input)?;
             Some(&read)
         }
         None => None,
@@ -204,8 +196,8 @@ fn smt_stage(
     progress: &mut Progress,
 ) -> Result<SmtEvidence> {
     let cfg = SmtConfig {
-        query_timeout: Duration::from_secs_f64(a.query_timeout),
-        budget: Some(Duration::from_secs_f64(a.budget)),
+        query_timeout: checks::seconds("--query-timeout", a.query_timeout)?,
+        budget: Some(checks::seconds("--budget", a.budget)?),
         ..SmtConfig::new(SmtKind::Mcm)
     };
     progress.message(&format!(

@@ -10,6 +10,11 @@
 //! `$RACEPRED_RECORD_PPID` (this process) tells the program itself from processes it
 //! starts, which write `NAME.PID.EXT` beside the trace.
 //!
+//! The runtime writes plain traces only (it is built without the library's `compress`
+//! feature): for a `.gz`, `.xz` or `.zst` output it writes into a temporary directory, and
+//! each trace found there afterwards (the program's and its children's) is compressed to
+//! its place beside the output, its calling contexts (`TRACE.stacks`) copied with it.
+//!
 //! `--online ANALYSIS` sets `$RACEPRED_ONLINE` (and PACER's `$RACEPRED_ONLINE_RATE`,
 //! `_PERIOD`, `_SEED`): the runtime then analyses inside the program (crates/racepred-rt
 //! `online.rs`) and writes the report where the trace would have gone; without `-o` that
@@ -25,6 +30,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
+use racepred::trace::open::Compression;
 use racepred::trace::Format;
 
 use crate::args::RecordArgs;
@@ -159,7 +165,18 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
             return Err(e);
         }
     };
-    let before = identity(&output);
+    // What the runtime writes: the output itself, or a plain trace to be compressed.
+    let compression = Compression::from_path(&output).filter(|_| a.online.is_none());
+    let plain_dir = dir.join("plain");
+    let written = match (compression, output.file_stem()) {
+        (Some(_), Some(stem)) => {
+            std::fs::create_dir_all(&plain_dir)
+                .with_context(|| format!("cannot create {}", plain_dir.display()))?;
+            plain_dir.join(stem)
+        }
+        _ => output.clone(),
+    };
+    let before = identity(&written);
 
     let link = dir.join("libtsan.so.2");
     let _ = std::fs::remove_file(&link);
@@ -173,7 +190,7 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     let mut cmd = std::process::Command::new(&a.command[0]);
     cmd.args(&a.command[1..])
         .env("LD_LIBRARY_PATH", path)
-        .env("RACEPRED_RECORD_OUT", &output)
+        .env("RACEPRED_RECORD_OUT", &written)
         .env("RACEPRED_RECORD_PPID", std::process::id().to_string())
         .env_remove("RACEPRED_RECORD_EXECED")
         .env_remove("RACEPRED_ONLINE")
@@ -188,7 +205,13 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
         }
     }
     let status = run_outliving_signals(&mut cmd);
-    let after = identity(&output);
+    let after = identity(&written);
+    let compressed = match compression {
+        Some(c) if after.is_some() && after != before => {
+            Some(compress_traces(&plain_dir, &output, c))
+        }
+        _ => None,
+    };
     let report = if print_report && after.is_some() {
         Some(std::fs::read(&output).with_context(|| format!("cannot read {}", output.display())))
     } else {
@@ -226,7 +249,38 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
             if print_report { "standard error".into() } else { output.display().to_string() }
         );
     }
+    compressed.transpose()?;
     Ok(exit_code(status, &program))
+}
+
+/// Compresses each trace the runtime wrote into `plain` (`NAME.EXT`, and `NAME.PID.EXT` of
+/// the processes the program started) to `NAME….EXT.C` beside `output`, and copies the
+/// calling contexts (`TRACE.stacks`) to the compressed traces' sidecars.
+fn compress_traces(plain: &Path, output: &Path, c: Compression) -> Result<()> {
+    let out_dir = output.parent().unwrap_or(Path::new("."));
+    let suffix = format!(".{}", c.extension());
+    for entry in
+        std::fs::read_dir(plain).with_context(|| format!("cannot read {}", plain.display()))?
+    {
+        let src = entry?.path();
+        let Some(name) = src.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Some(trace) = name.strip_suffix(".stacks") {
+            let dst = racepred::trace::stacks::sidecar(&out_dir.join(format!("{trace}{suffix}")));
+            std::fs::copy(&src, &dst).with_context(|| format!("cannot write {}", dst.display()))?;
+            continue;
+        }
+        let dst = out_dir.join(format!("{name}{suffix}"));
+        let mut sink = racepred::trace::write::Sink::create(&dst)?;
+        let mut file =
+            std::fs::File::open(&src).with_context(|| format!("cannot read {}", src.display()))?;
+        std::io::copy(&mut file, &mut sink)
+            .with_context(|| format!("cannot write {}", dst.display()))?;
+        sink.finish()?;
+        eprintln!("racepred: compressed {name} to {}", dst.display());
+    }
+    Ok(())
 }
 
 /// The reports other processes of the run (forked children, images after an exec) wrote
@@ -377,7 +431,7 @@ fn record_java(a: RecordArgs) -> Result<ExitCode> {
         }
         if !direct && a.values {
             // `convert` keeps the values (the streaming copy below would drop them).
-            crate::commands::convert(crate::args::ConvertArgs {
+            super::convert::convert(crate::args::ConvertArgs {
                 input: written.clone(),
                 output: output.clone(),
                 from: None,
