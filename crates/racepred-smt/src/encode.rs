@@ -272,7 +272,8 @@ impl<'a> Problem<'a> {
                     fork_vc.insert(ev.target, c.clone());
                 }
                 Op::Join => {
-                    if let Some(u) = clocks.get(&ev.target).cloned() {
+                    // A joined thread without events still ends after its fork.
+                    if let Some(u) = clocks.get(&ev.target).or(fork_vc.get(&ev.target)).cloned() {
                         clocks.get_mut(&t).expect("own clock").join(&u);
                     }
                 }

@@ -241,6 +241,10 @@ impl Closure<'_, '_> {
                         let u = ev.target as usize;
                         if u < ix.threads() {
                             self.raise(u, ix.thread_events(u).len() as u32)?;
+                            // A joined thread without events still ends after its fork.
+                            if let Some(k) = ix.fork(u) {
+                                self.include(k as usize)?;
+                            }
                         }
                     }
                     Op::Acquire if self.s.release[x] != NONE => self.pending.push(x as u32),
@@ -448,6 +452,11 @@ pub fn trf_pairs(
                     let cu = std::mem::take(&mut clock[u]);
                     join(&mut clock[t], &cu);
                     clock[u] = cu;
+                    // A joined thread without events (its fork clock never taken) still
+                    // ends after its fork.
+                    if let Some(fc) = &fork_clock[u] {
+                        join(&mut clock[t], fc);
+                    }
                 }
             }
             _ => {}

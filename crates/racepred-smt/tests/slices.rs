@@ -232,3 +232,21 @@ fn a_release_that_needs_the_pair_stays_out() {
     );
     assert!(races.contains(&(2, 9)), "{races:?}");
 }
+
+/// A join of a thread that has no events still comes after that thread's fork: the read
+/// before the fork and the write after the join are ordered (no candidate, no "unknown"
+/// from a witness that joins before the fork).
+#[test]
+fn a_join_of_a_thread_without_events_follows_its_fork() {
+    // T1: r(x) fork(T2); T0: join(T2) w(x) r(y) r(y).
+    let a = [
+        (1, 0, 1),
+        (1, 8, 2),
+        (3, 9, 2),
+        (3, 4, 1),
+        (0, 0, 0),
+        (0, 0, 0),
+    ];
+    let t = from_actions(3, 2, 2, &a);
+    check_against_oracle(&t).unwrap();
+}
