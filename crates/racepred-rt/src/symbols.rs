@@ -62,13 +62,44 @@ unsafe extern "C" fn collect(
     0
 }
 
+/// The DWARF of one module, read from its file (owned copies of the debug sections).
+struct Dwarf(addr2line::Context<Reader>);
+
+type Reader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
+
+impl Dwarf {
+    /// `None` when the file cannot be read or parsed, or has no DWARF it can use.
+    fn load(path: &Path) -> Option<Dwarf> {
+        use object::{Object, ObjectSection};
+        let data = std::fs::read(path).ok()?;
+        let file = object::File::parse(&*data).ok()?;
+        let endian = if file.is_little_endian() {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+            let bytes = file
+                .section_by_name(id.name())
+                .and_then(|s| s.uncompressed_data().ok())
+                .unwrap_or_default();
+            Ok(gimli::EndianRcSlice::new(
+                std::rc::Rc::from(&*bytes),
+                endian,
+            ))
+        };
+        let dwarf = gimli::Dwarf::load(section).ok()?;
+        addr2line::Context::from_dwarf(dwarf).ok().map(Dwarf)
+    }
+}
+
 /// Names return addresses, keeping what it learnt: the module table (read again when an
 /// address is in no known module: a library loaded since) and each module's debug
 /// information, loaded once.
 #[derive(Default)]
 pub struct Symboliser {
     mods: Vec<Module>,
-    loaders: FxHashMap<usize, Option<addr2line::Loader>>,
+    loaders: FxHashMap<usize, Option<Dwarf>>,
     cwd: Option<PathBuf>,
     read: bool,
 }
@@ -154,7 +185,7 @@ impl Symboliser {
         let loader = self
             .loaders
             .entry(mi)
-            .or_insert_with(|| addr2line::Loader::new(&m.path).ok());
+            .or_insert_with(|| Dwarf::load(&m.path));
         Some(
             loader
                 .as_ref()
@@ -185,19 +216,15 @@ fn is_system(file: &str) -> bool {
 
 /// `file:line:col` of `svma`: the innermost inlined frame outside the system headers, else
 /// the innermost frame with a line.
-fn source_line(l: &addr2line::Loader, svma: u64, cwd: Option<&Path>) -> Option<String> {
+fn source_line(l: &Dwarf, svma: u64, cwd: Option<&Path>) -> Option<String> {
     source_line_in(l, svma, cwd).map(|(loc, _)| loc)
 }
 
 /// [`source_line`] and the function that line is in (mangled): the chosen frame's, or,
 /// when every frame is in the system headers, the outermost (the function the code was
 /// inlined into: `std::vector`'s destructor rather than the allocator's `deallocate`).
-fn source_line_in(
-    l: &addr2line::Loader,
-    svma: u64,
-    cwd: Option<&Path>,
-) -> Option<(String, Option<Vec<u8>>)> {
-    let mut frames = l.find_frames(svma).ok()?;
+fn source_line_in(l: &Dwarf, svma: u64, cwd: Option<&Path>) -> Option<(String, Option<Vec<u8>>)> {
+    let mut frames = l.0.find_frames(svma).skip_all_loads().ok()?;
     let mut first: Option<(String, u32, u32)> = None;
     let mut chosen = None;
     let mut function = None;
