@@ -928,3 +928,46 @@ fn a_vectors_destruction_is_shown_with_the_function_that_destroyed_it() {
         assert!(!l.contains("racepred-rt") && !l.contains("libc.so"), "{l}");
     }
 }
+
+/// Online PACER's fast path (accesses outside sampling periods to variables without
+/// metadata counted without the analysis's lock) changes no answer: on a program whose
+/// analysed order is its own (threads one after another), the JSON report (races, events,
+/// periods, counters) is the same as with the fast path off.
+#[test]
+fn online_pacer_fast_path_changes_no_answer() {
+    let Some(exe) = compile("pacer_window.c") else {
+        return;
+    };
+    let dir = fresh_dir("pacer-window").unwrap();
+    let report = |fast: &str, rate: &str, period: &str| {
+        let json = dir.join(format!("fast{fast}-{rate}-{period}.json"));
+        let out = racepred()
+            .env("RACEPRED_ONLINE_FAST", fast)
+            .args([
+                "record", "--online", "pacer", "--rate", rate, "--period", period,
+            ])
+            .args(["--seed", "3", "-o"])
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v
+    };
+    for (rate, period) in [("0.3", "50"), ("0.1", "1000"), ("0.5", "7"), ("0", "100")] {
+        let (slow, fast) = (report("0", rate, period), report("1", rate, period));
+        assert_eq!(slow, fast, "rate {rate} period {period}");
+        let ns = &fast["extra"]["counters"]["non_sampling"];
+        assert!(ns["fast_reads"].as_u64().unwrap() > 1000, "{ns}");
+        if rate != "0" {
+            assert!(fast["extra"]["sampling_periods"].as_u64().unwrap() > 0);
+        }
+    }
+}

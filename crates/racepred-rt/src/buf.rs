@@ -163,6 +163,10 @@ pub struct ThreadBuf {
     /// Online mode: the pending accesses another thread has already handed to the analysis
     /// (at a free); read and written only under the online lock (relaxed).
     consumed: AtomicUsize,
+    /// Online PACER: the operations this thread may count without the online lock, and
+    /// the accesses it counted ([`crate::online::skip`]); changed by the thread, and by the
+    /// analysis under the online lock.
+    pub skips: AtomicU64,
 }
 
 /// What a thread's buffer knows of the thread itself, written only by that thread.
@@ -586,7 +590,27 @@ fn with_access(f: impl FnOnce(&mut Own)) {
 #[inline]
 pub fn access(write: bool, addr: usize, pc: usize) {
     let kind = if write { Kind::Write } else { Kind::Read };
-    with_access(|b| push_now(b, kind, ns::MEM, addr, pc));
+    with_access(|b| {
+        // Online PACER outside sampling periods: most accesses are only counted.
+        if crate::online::online() {
+            use crate::online::Skip;
+            let mut answer = crate::online::skip(b, write, addr);
+            if answer == Skip::Flush {
+                crate::online::flush(b);
+                answer = crate::online::skip(b, write, addr);
+            }
+            match answer {
+                Skip::Counted => return,
+                Skip::Record | Skip::Flush => {}
+                Skip::Now => {
+                    push_now(b, kind, ns::MEM, addr, pc);
+                    crate::online::flush(b);
+                    return;
+                }
+            }
+        }
+        push_now(b, kind, ns::MEM, addr, pc)
+    });
 }
 
 impl Own {
@@ -606,6 +630,22 @@ impl Own {
         let seq = 2 * SEQ.fetch_add(1, Ordering::SeqCst) + 1;
         self.push(Rec::new(seq, kind, ns, addr, low));
         pending.store(false, Ordering::SeqCst);
+    }
+
+    /// Online mode: the thread's word of counted accesses.
+    #[inline]
+    pub fn skips(&self) -> &AtomicU64 {
+        // SAFETY: the calling thread's mapped buffer; `skips` is an atomic.
+        unsafe { &(*self.0).skips }
+    }
+
+    /// Online mode: how many accesses of the thread are pending (0: all it did is with
+    /// the analysis).
+    #[inline]
+    pub fn batch_len(&self) -> usize {
+        // SAFETY: `first` never changes; its length is an atomic (written by the owner, or
+        // under the online lock when the owner hands its batch over).
+        unsafe { (*(*self.0).first).len.load(Ordering::Relaxed) }
     }
 
     /// Online mode: appends an access to the thread's pending batch (its first chunk),

@@ -23,6 +23,20 @@
 //! one batch per thread: a long run costs no more than a short one with the same
 //! variables.
 //!
+//! **PACER outside sampling periods.** There PACER does nothing for an access to a
+//! variable without metadata but count it (Alg. 12–13 with null metadata), and at low rates
+//! those are nearly all accesses. The hook counts them itself, without the batch or the
+//! lock ([`skip`]): the analysis publishes, lock-free, how many operations of the current
+//! non-sampling period may still be counted (a *window*) and which addresses are variables
+//! it knows without metadata (a direct-mapped table of 64-byte lines); a thread reserves
+//! operations of the window in bulk and spends one per access it counts, while its batch
+//! is empty. Before it analyses a thread's next event, and when a window closes (a new
+//! period, a retirement, the end), the analysis adds the thread's counts to the detector
+//! ([`Detector::skip_unsampled`]), event numbers included. The answers are those of the
+//! detector given every event, in the order in which each counted access sits where it
+//! was counted (the argument is at [`skip`]); `$RACEPRED_ONLINE_FAST=0` turns the path off
+//! (every access analysed, as for the other analyses).
+//!
 //! Configuration (set by `racepred record`, read at the first event):
 //! `$RACEPRED_ONLINE` = `fasttrack` | `pacer` | `hb`; PACER's
 //! `$RACEPRED_ONLINE_RATE` (default 1), `$RACEPRED_ONLINE_PERIOD` (operations per sampling
@@ -34,7 +48,9 @@
 //!
 //! **The lock and allocation rule.** The analysis's state is reachable only through
 //! `Locked`, the guard of one spin lock, taken per synchronisation event (and per full
-//! batch), never per access. Under it the analysis may allocate (`malloc`; its vectors and
+//! batch; with PACER's window, also when at least `FLUSH_MIN` pending accesses of a
+//! thread stand before an access it could count, and once per thread when a window is used
+//! up), never per access. Under it the analysis may allocate (`malloc`; its vectors and
 //! maps grow): this cannot deadlock because no hook waits for the lock while holding an
 //! allocator lock (the runtime interposes only `free` / `realloc` / `delete`, which record
 //! before calling the allocator), because the holder calls no hook (the thread is `busy`:
@@ -44,16 +60,16 @@
 //!
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::ffi::CStr;
 use std::path::Path;
 
-use racepred::analysis::pacer::PacerConfig;
+use racepred::analysis::pacer::{Detector, Pacer, PacerConfig};
 use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
 use racepred::trace::{LocId, NameKind, Names, ThreadId};
 
-use crate::buf::{self, Kind, Own, Rec, SpinGuard, ThreadBuf};
+use crate::buf::{self, ns, Kind, Own, Rec, SpinGuard, ThreadBuf};
 use crate::convert::Converter;
 
 /// Not decided yet / write a trace / analyse online.
@@ -66,8 +82,351 @@ static LOCK: AtomicBool = AtomicBool::new(false);
 
 struct State {
     conv: Converter,
-    analysis: Box<dyn Analysis>,
+    engine: Engine,
     events: u64,
+}
+
+/// The analysis; PACER apart, for its non-sampling fast path.
+enum Engine {
+    Pacer(Box<Pacer>, Window),
+    Other(Box<dyn Analysis>),
+}
+
+impl Engine {
+    fn analysis(&mut self) -> &mut dyn Analysis {
+        match self {
+            Engine::Pacer(p, _) => &mut **p,
+            Engine::Other(a) => &mut **a,
+        }
+    }
+}
+
+// ---- PACER's non-sampling fast path ----------------------------------------------------
+//
+// `WINDOW` packs (open: 1 bit, generation: 19 bits, room: 24 bits). While a non-sampling
+// period is under way the analysis opens it: publishes `room`, operations of the period
+// that threads may reserve without the lock (never more than the detector's
+// `unsampled_room`), under a new generation; closed otherwise. An open window without room
+// is used up: the next access is analysed at once, so that the next period starts. A thread
+// reserves up to `RESERVE` operations at a time into its buffer's `skips` word (generation:
+// 16 bits, reserved: 12 bits, reads and writes counted: 18 bits each), which it alone
+// changes but for the analysis, which takes the counts (before each event of the thread)
+// and revokes every reservation when it closes the window. `LINES` says, per 64-byte line,
+// which of its 4-byte-aligned addresses are variables the converter knows and the detector
+// keeps no metadata for. See `skip`.
+
+const OPEN: u64 = 1 << 63;
+const GEN_SHIFT: u32 = 44;
+const ROOM_SHIFT: u32 = 0;
+const ROOM_MAX: u64 = (1 << 24) - 1;
+const GEN_MASK: u64 = (1 << 19) - 1;
+
+const T_GEN: u32 = 48;
+const T_AVAIL: u32 = 36;
+const T_READS: u32 = 18;
+const T_COUNT_MAX: u64 = (1 << 18) - 1;
+const RESERVE: u64 = 1024;
+/// Pending accesses of a thread worth handing over (taking the lock) so that the thread's
+/// next accesses can be counted: fewer stay pending (a program alternating accesses the
+/// table vouches for with others would take the lock every other access).
+const FLUSH_MIN: usize = 32;
+
+static WINDOW: AtomicU64 = AtomicU64::new(0);
+
+const LINE_SLOTS: usize = 1 << 18;
+/// Per slot: (line number << 16) | one bit per 4-byte word of the line; 0: none.
+static LINES: [AtomicU64; LINE_SLOTS] = [const { AtomicU64::new(0) }; LINE_SLOTS];
+
+#[inline(always)]
+fn room(w: u64) -> u64 {
+    (w >> ROOM_SHIFT) & ROOM_MAX
+}
+
+#[inline(always)]
+fn avail(t: u64) -> u64 {
+    (t >> T_AVAIL) & 0xfff
+}
+
+#[inline(always)]
+fn reads(t: u64) -> u64 {
+    (t >> T_READS) & T_COUNT_MAX
+}
+
+#[inline(always)]
+fn writes(t: u64) -> u64 {
+    t & T_COUNT_MAX
+}
+
+/// `LINES`' slot of a line: the lines of one 64 KiB block in consecutive slots, blocks
+/// scattered (each thread's malloc arena starts at a multiple of 64 MiB).
+#[inline(always)]
+fn line_slot(line: u64) -> &'static AtomicU64 {
+    let scatter = (line >> 10).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+    &LINES[(line.wrapping_add(scatter) as usize) & (LINE_SLOTS - 1)]
+}
+
+#[inline(always)]
+fn slot(addr: u64) -> &'static AtomicU64 {
+    line_slot(addr >> 6)
+}
+
+#[inline(always)]
+fn word_bit(addr: u64) -> u64 {
+    1 << ((addr >> 2) & 15)
+}
+
+/// The calling thread's access to `addr`, in online PACER: whether it is only counted
+/// (then it is not recorded). It is when a window is open, the thread has no pending
+/// accesses, and `addr` is a variable without metadata (`LINES`); it then uses one of the
+/// operations the thread reserved. The analysis counts the thread's counted accesses
+/// before the next event of the thread it is given, or when it closes the window (a new
+/// period, a retirement, the end), and that is their place in the analysed order: after
+/// everything the thread did before (handed over already, as its batch is empty), before
+/// all it does after (handed over later), after every event that happens before them
+/// (handed over before the thread's last synchronisation) and before every event they
+/// happen before (handed over after the thread's next one). There the detector without
+/// this path would do nothing but count them too: their period is under way and not
+/// sampling until they are counted (reserved operations are the period's), and a variable
+/// gets no metadata outside a sampling period. A reservation revoked meanwhile makes the
+/// thread's compare-exchange fail.
+///
+/// The answer: [`Skip::Counted`], [`Skip::Record`] (as without this path), [`Skip::Now`]
+/// (the window is used up: the access is to be recorded and handed to the analysis at
+/// once, which starts the next period), or [`Skip::Flush`] (the thread's pending accesses,
+/// `FLUSH_MIN` or more, are handed over first, so that a run of accesses that need the
+/// analysis, such as first accesses, is handed over in one batch, and the run after it is
+/// counted).
+#[inline]
+pub fn skip(b: &mut Own, write: bool, addr: usize) -> Skip {
+    let skips = b.skips();
+    let mut t = skips.load(Ordering::Acquire);
+    if avail(t) == 0 {
+        match reserve(skips, t) {
+            Ok(now) => t = now,
+            Err(answer) => return answer,
+        }
+    }
+    if addr & 3 != 0 {
+        return Skip::Record;
+    }
+    let addr = addr as u64;
+    // After the window's acquire load that reserved: at least what the analysis wrote
+    // before opening it.
+    let e = slot(addr).load(Ordering::Relaxed);
+    if e >> 16 != addr >> 6 || e & word_bit(addr) == 0 {
+        return Skip::Record;
+    }
+    match b.batch_len() {
+        0 => {}
+        n if n >= FLUSH_MIN => return Skip::Flush,
+        _ => return Skip::Record,
+    }
+    let count = if write { 1 } else { 1 << T_READS };
+    if (write && writes(t) == T_COUNT_MAX) || (!write && reads(t) == T_COUNT_MAX) {
+        return Skip::Record;
+    }
+    let new = t - (1 << T_AVAIL) + count;
+    match skips.compare_exchange(t, new, Ordering::AcqRel, Ordering::Relaxed) {
+        Ok(_) => Skip::Counted,
+        Err(_) => Skip::Record,
+    }
+}
+
+/// Reserves operations of the open window into the thread's word `skips` (last seen as
+/// `t`, without any left); returns the word after, or what to do with the access.
+#[inline(never)]
+fn reserve(skips: &AtomicU64, t: u64) -> Result<u64, Skip> {
+    let mut w = WINDOW.load(Ordering::Acquire);
+    if w & OPEN == 0 {
+        return Err(Skip::Record);
+    }
+    let k = loop {
+        let r = room(w);
+        if r == 0 {
+            return Err(Skip::Now);
+        }
+        let k = r.min(RESERVE);
+        match WINDOW.compare_exchange_weak(
+            w,
+            w - (k << ROOM_SHIFT),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => break k,
+            Err(now) if now & OPEN != 0 && now >> GEN_SHIFT == w >> GEN_SHIFT => w = now,
+            Err(_) => return Err(Skip::Record),
+        }
+    };
+    // Fails if the analysis revoked the thread's reservations since `t` was loaded (the
+    // operations taken are then lost to the window, not to the period).
+    let new = t + (k << T_AVAIL);
+    match skips.compare_exchange(t, new, Ordering::AcqRel, Ordering::Relaxed) {
+        Ok(_) => Ok(new),
+        Err(_) => Err(Skip::Record),
+    }
+}
+
+/// What [`skip`] says of an access.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Counted by the analysis: not recorded.
+    Counted,
+    /// Recorded, as without the fast path.
+    Record,
+    /// Recorded and handed to the analysis at once.
+    Now,
+    /// Could be counted but for the thread's pending accesses: those are to be handed to
+    /// the analysis first ([`flush`]), and the question asked again.
+    Flush,
+}
+
+/// The analysis's side of the window (used under the online lock).
+#[derive(Default)]
+struct Window {
+    gen: u64,
+    open: bool,
+    /// No window is opened (during a retirement).
+    hold: bool,
+    /// No window is opened any more: the fast path is off (`$RACEPRED_ONLINE_FAST=0`), or
+    /// the run is finishing.
+    off: bool,
+}
+
+impl Window {
+    /// Counts the accesses `u`'s thread counted since the analysis last looked, as the
+    /// next operations. `revoke`: its reservation is cancelled too.
+    fn take(&self, u: *mut ThreadBuf, revoke: bool, det: &mut Detector, events: &mut u64) {
+        // SAFETY: a registered buffer: mapped, its `skips` an atomic.
+        let skips = unsafe { &(*u).skips };
+        let mut t = skips.load(Ordering::Acquire);
+        loop {
+            let new = if revoke {
+                (self.gen & 0xffff) << T_GEN
+            } else {
+                t & !((T_COUNT_MAX << T_READS) | T_COUNT_MAX)
+            };
+            if new == t {
+                return;
+            }
+            match skips.compare_exchange_weak(t, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(now) => t = now,
+            }
+        }
+        let (r, w) = (reads(t), writes(t));
+        if r + w > 0 {
+            det.skip_unsampled(r, w);
+            *events += r + w;
+        }
+    }
+
+    /// Before an event of `u`'s thread is analysed: the thread's counted accesses are
+    /// counted, then the event takes one operation of the window (or, when none is left,
+    /// the window closes and the event is the detector's to place).
+    #[inline]
+    fn claim(&mut self, u: *mut ThreadBuf, det: &mut Detector, events: &mut u64) {
+        if !self.open {
+            return;
+        }
+        self.take(u, false, det, events);
+        let mut w = WINDOW.load(Ordering::Acquire);
+        loop {
+            if room(w) == 0 {
+                self.close(det, events);
+                return;
+            }
+            match WINDOW.compare_exchange_weak(
+                w,
+                w - (1 << ROOM_SHIFT),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(now) => w = now,
+            }
+        }
+    }
+
+    /// Closes the window: no more reservations; the counted accesses are counted and the
+    /// reservations revoked.
+    fn close(&mut self, det: &mut Detector, events: &mut u64) {
+        if !self.open {
+            return;
+        }
+        self.gen = (self.gen + 1) & GEN_MASK;
+        WINDOW.store(self.gen << GEN_SHIFT, Ordering::Release);
+        for u in buf::threads() {
+            self.take(u, true, det, events);
+        }
+        self.open = false;
+    }
+
+    /// After an event: opens a window if a non-sampling period is under way, or a used-up
+    /// one if the period is over (so that the next access, analysed at once, starts the
+    /// next period, instead of every thread filling its batch until one is handed over).
+    #[inline]
+    fn reopen(&mut self, det: &Detector) {
+        if self.open || self.hold || self.off {
+            return;
+        }
+        let r = if det.sampler().left() == 0 {
+            0
+        } else {
+            match det.unsampled_room().min(ROOM_MAX) {
+                0 => return,
+                r => r,
+            }
+        };
+        self.gen = (self.gen + 1) & GEN_MASK;
+        self.open = true;
+        WINDOW.store(
+            OPEN | self.gen << GEN_SHIFT | r << ROOM_SHIFT,
+            Ordering::Release,
+        );
+    }
+}
+
+/// `addr` is a variable the converter knows; `meta`: whether the detector keeps metadata
+/// for it (then accesses to it are analysed).
+#[inline]
+fn note(addr: u64, meta: bool) {
+    if addr & 3 != 0 {
+        return;
+    }
+    let s = slot(addr);
+    let e = s.load(Ordering::Relaxed);
+    let tagged = e >> 16 == addr >> 6;
+    let bit = word_bit(addr);
+    let new = match (tagged, meta) {
+        (true, false) => e | bit,
+        (true, true) => e & !bit,
+        (false, false) => (addr >> 6) << 16 | bit,
+        (false, true) => return,
+    };
+    if new != e {
+        s.store(new, Ordering::Relaxed);
+    }
+}
+
+/// `[addr, addr + size)` holds new variables, which the converter does not know yet: no
+/// address in it is marked (the window is closed meanwhile).
+fn forget(addr: u64, size: u64) {
+    let (first, last) = (addr >> 6, addr.saturating_add(size.max(1) - 1) >> 6);
+    if last - first >= LINE_SLOTS as u64 {
+        for s in LINES.iter() {
+            let tag = s.load(Ordering::Relaxed) >> 16;
+            if (first..=last).contains(&tag) {
+                s.store(0, Ordering::Relaxed);
+            }
+        }
+    } else {
+        for line in first..=last {
+            let s = line_slot(line);
+            if s.load(Ordering::Relaxed) >> 16 == line {
+                s.store(0, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// The analysis's state: reached only through [`Locked`].
@@ -175,11 +534,21 @@ fn decide() -> u8 {
         group_racy: true,
         ..AnalysisOptions::default()
     };
-    let analysis =
-        create(kind, &opts).unwrap_or_else(|e| buf::die(format!("racepred-rt: {e}\n").as_bytes()));
+    let engine = if kind == AnalysisKind::Pacer {
+        let win = Window {
+            off: number(c"RACEPRED_ONLINE_FAST", 1u8) == 0,
+            ..Window::default()
+        };
+        Engine::Pacer(Box::new(Pacer::from_options(&opts)), win)
+    } else {
+        Engine::Other(
+            create(kind, &opts)
+                .unwrap_or_else(|e| buf::die(format!("racepred-rt: {e}\n").as_bytes())),
+        )
+    };
     *st = Some(State {
         conv: Converter::new(),
-        analysis,
+        engine,
         events: 0,
     });
     MODE.store(ONLINE, Ordering::Release);
@@ -197,19 +566,50 @@ pub fn online() -> bool {
 
 impl State {
     #[inline]
-    fn push(&mut self, tid: u32, r: &Rec) {
-        let t = self.conv.thread(tid);
-        self.push_as(t, r);
+    fn push(&mut self, b: *mut ThreadBuf, r: &Rec) {
+        // SAFETY: a registered buffer's `tid` never changes.
+        let t = self.conv.thread(unsafe { (*b).tid });
+        self.push_as(b, t, r);
     }
 
     #[inline]
-    fn push_as(&mut self, t: ThreadId, r: &Rec) {
-        let (analysis, events) = (&mut self.analysis, &mut self.events);
+    /// `b`: the buffer of the thread whose record `r` is.
+    fn push_as(&mut self, b: *mut ThreadBuf, t: ThreadId, r: &Rec) {
+        let events = &mut self.events;
+        let (p, win) = match &mut self.engine {
+            Engine::Other(analysis) => {
+                let _ = self.conv.convert_with(t, r, |ev, _| {
+                    analysis.on_event(*events, ev, Side::default());
+                    *events += 1;
+                    Ok::<(), ()>(())
+                });
+                return;
+            }
+            Engine::Pacer(p, win) => (p, win),
+        };
+        let kind = r.kind();
+        let retire = kind == Some(Kind::Retire);
+        if retire {
+            // The converter is about to forget the range's variables.
+            win.close(p.detector_mut(), events);
+            win.hold = true;
+        }
+        let access = matches!(kind, Some(Kind::Read | Kind::Write)) && r.ns() == ns::MEM;
         let _ = self.conv.convert_with(t, r, |ev, _| {
-            analysis.on_event(*events, ev, Side::default());
+            win.claim(b, p.detector_mut(), events);
+            p.on_event(*events, ev, Side::default());
             *events += 1;
+            if access {
+                note(r.addr, p.detector().has_metadata(ev.target));
+            }
+            win.reopen(p.detector());
             Ok::<(), ()>(())
         });
+        if retire {
+            forget(r.addr, r.low());
+            win.hold = false;
+            win.reopen(p.detector());
+        }
     }
 
     /// Hands `b`'s pending accesses to the analysis (`own`: as for [`buf::hand_over`]).
@@ -222,7 +622,7 @@ impl State {
         let t = self.conv.thread(unsafe { (*b).tid });
         // SAFETY: the online lock is held (we have the state); the caller vouches for `b`
         // and `own`.
-        unsafe { buf::hand_over(b, own, |r| self.push_as(t, r)) };
+        unsafe { buf::hand_over(b, own, |r| self.push_as(b, t, r)) };
     }
 }
 
@@ -266,7 +666,7 @@ pub fn sync(b: &mut Own, r: Rec) {
         }
         _ => {}
     }
-    st.push(b.tid(), &r);
+    st.push(b.raw(), &r);
 }
 
 /// Held across `fork` (after the atomics' stripe locks, the order in which a hook may
@@ -281,6 +681,11 @@ pub fn lock_for_fork() -> SpinGuard {
 pub fn restart_in_child() {
     let mut st = Locked::new();
     core::mem::forget(st.take());
+    // The parent's window and variables mean nothing here.
+    WINDOW.store(0, Ordering::Release);
+    for s in LINES.iter() {
+        s.store(0, Ordering::Relaxed);
+    }
     MODE.store(UNDECIDED, Ordering::Release);
 }
 
@@ -295,12 +700,17 @@ pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
     // Held to the end: a thread filling its batch meanwhile finds no analysis and waits.
     let mut locked = Locked::new();
     let mut st = locked.take()?;
+    // Accesses only counted come first (the threads' pending ones were made after theirs).
+    if let Engine::Pacer(p, win) = &mut st.engine {
+        win.close(p.detector_mut(), &mut st.events);
+        win.off = true;
+    }
     // What the threads did since their last synchronisation: mutually unordered, in any order.
     for b in buf::threads() {
         // SAFETY: a registered buffer, not marked as emptied (`own` false).
         unsafe { st.drain(b, false) };
     }
-    let mut report = st.analysis.finish(&st.conv.names);
+    let mut report = st.engine.analysis().finish(&st.conv.names);
     report.events = st.events;
 
     // Symbolise locations and move the report onto the final location names.

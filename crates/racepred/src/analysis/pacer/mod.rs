@@ -89,6 +89,12 @@ impl Pacer {
     pub fn detector(&self) -> &Detector {
         &self.det
     }
+
+    /// The detector, for a caller that counts some operations itself
+    /// ([`Detector::skip_unsampled`]).
+    pub fn detector_mut(&mut self) -> &mut Detector {
+        &mut self.det
+    }
 }
 
 /// The detector configuration the shared options describe.

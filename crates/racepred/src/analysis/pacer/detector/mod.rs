@@ -517,6 +517,44 @@ impl Detector {
         &self.sampled_ranges
     }
 
+    /// How many operations [`Detector::skip_unsampled`] may count now: the operations left
+    /// in the current period outside sampling periods, 0 inside one (and before the first
+    /// operation, which starts a period).
+    #[inline]
+    pub fn unsampled_room(&self) -> u64 {
+        if self.sampling {
+            0
+        } else {
+            self.sampler.left()
+        }
+    }
+
+    /// Whether variable `x` has metadata (a sampled access left something that a later
+    /// access must look at). Without it, and with [`Detector::unsampled_room`] above 0, an
+    /// access to `x` does nothing but count (PACER's "no action", Alg. 12–13).
+    #[inline]
+    pub fn has_metadata(&self, x: u32) -> bool {
+        self.meta_bit(x as usize)
+    }
+
+    /// Counts `reads` reads and `writes` writes of variables without metadata, outside a
+    /// sampling period, as the next operations, without seeing them: exactly what
+    /// [`Detector::on_event`] does for each of them (the period's operation count, the
+    /// non-sampled operation count behind the FastTrack-epoch tests, the fast-path counters),
+    /// for a caller that decided itself that they need nothing more. They take trace
+    /// positions, which the caller numbers. Requires `reads + writes <= unsampled_room()`.
+    pub fn skip_unsampled(&mut self, reads: u64, writes: u64) {
+        let n = reads + writes;
+        assert!(
+            n <= self.unsampled_room(),
+            "skip_unsampled: {n} operations, room for {}",
+            self.unsampled_room()
+        );
+        self.sampler.advance(n);
+        self.fast_reads += reads;
+        self.fast_writes += writes;
+    }
+
     /// Consumes one event; `index` is its position in the trace. Returns true if the event
     /// is racy.
     #[inline]
