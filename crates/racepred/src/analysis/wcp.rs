@@ -566,6 +566,14 @@ impl Wcp {
         self.next_collect = self.arena.len() + cost.max(self.arena.len()).max(self.collect_min);
     }
 
+    /// Runs [`Wcp::collect`] when the arena has reached `next_collect`.
+    #[inline]
+    fn collect_if_due(&mut self) {
+        if self.arena.len() >= self.next_collect {
+            self.collect();
+        }
+    }
+
     /// Copies the clocks still referred to into a new arena (each once) and points the
     /// references there.
     fn compact(&mut self) {
@@ -800,15 +808,13 @@ impl Analysis for Wcp {
         }
         self.h[t.index()].increment(t);
         match ev.op {
-            Op::Acquire | Op::Release => {
-                if ev.op == Op::Acquire {
-                    self.acquire(t, ev);
-                } else {
-                    self.release(t, ev);
-                }
-                if self.arena.len() >= self.next_collect {
-                    self.collect();
-                }
+            Op::Acquire => {
+                self.acquire(t, ev);
+                self.collect_if_due();
+            }
+            Op::Release => {
+                self.release(t, ev);
+                self.collect_if_due();
             }
             Op::Read | Op::Write => self.access(index, ev, t),
             Op::VolatileRead | Op::VolatileWrite => self.volatile(ev, t),
