@@ -27,10 +27,10 @@
 //!   (from a signal handler, from the writer's round, from `fork`'s atfork handlers) only
 //!   forwards, so no runtime lock is ever taken twice by one thread.
 //! - **Locks**: recording takes no lock per event (per-thread buffers; an access loads
-//!   the global sequence, a synchronisation event increments it); the only locks are spin
-//!   locks: an atomic's stripe lock (around a recorded atomic operation), online the
-//!   analysis lock ([`online`]), and the writer lock ([`stream`], taken by a thread that
-//!   filled a buffer chunk), always in that order (a hook holding the online lock takes no
+//!   the global sequence, a synchronisation event increments it); the only locks are an
+//!   atomic's stripe lock (a spin lock, around a recorded atomic operation), online the
+//!   analysis lock ([`online`], a futex mutex, held for a whole batch), and the writer
+//!   lock ([`stream`], taken by a thread that filled a buffer chunk), always in that order (a hook holding the online lock takes no
 //!   stripe lock; the writer takes no other). `fork` takes them all in that order.
 //! - **Allocation**: appending an event never calls `malloc` (buffers are `mmap`ed). The
 //!   writer's round (per filled chunk of 65 536 events, not per event) and the online

@@ -47,20 +47,21 @@
 //! (two addresses with the same `file:line:col` become one location).
 //!
 //! **The lock and allocation rule.** The analysis's state is reachable only through
-//! `Locked`, the guard of one spin lock, taken per synchronisation event (and per full
-//! batch; with PACER's window, also when at least `FLUSH_MIN` pending accesses of a
-//! thread stand before an access it could count, and once per thread when a window is used
-//! up), never per access. Under it the analysis may allocate (`malloc`; its vectors and
-//! maps grow): this cannot deadlock because no hook waits for the lock while holding an
-//! allocator lock (the runtime interposes only `free` / `realloc` / `delete`, which record
-//! before calling the allocator), because the holder calls no hook (the thread is `busy`:
-//! an interposed call made by the analysis only forwards), and because the lock is taken
-//! after an atomic's stripe lock, never before one. `fork` takes it (after the stripes) so
-//! that the child's copy is free; the child then drops the state unread.
+//! `Locked`, the guard of one lock (a futex mutex: waiters sleep), taken per
+//! synchronisation event (and per full batch; with PACER's window, also when at least
+//! `FLUSH_MIN` pending accesses of a thread stand before an access it could count, and once
+//! per thread when a window is used up), never per access. Under it the analysis may
+//! allocate (`malloc`; its vectors and maps grow): this cannot deadlock because no hook
+//! waits for the lock while holding an allocator lock (the runtime interposes only `free` /
+//! `realloc` / `delete`, which record before calling the allocator), because the holder
+//! calls no hook (the thread is `busy`: an interposed call made by the analysis only
+//! forwards), and because the lock is taken after an atomic's stripe lock, never before
+//! one. `fork` takes it (after the stripes) so that the child's copy is free; the child
+//! then drops the state unread.
 //!
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::ffi::CStr;
 use std::path::Path;
 
@@ -69,7 +70,7 @@ use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
 use racepred::trace::{LocId, NameKind, Names, ThreadId};
 
-use crate::buf::{self, ns, Kind, Own, Rec, SpinGuard, ThreadBuf};
+use crate::buf::{self, ns, Kind, Own, Rec, ThreadBuf};
 use crate::convert::Converter;
 
 /// Not decided yet / write a trace / analyse online.
@@ -78,7 +79,11 @@ const RECORD: u8 = 1;
 const ONLINE: u8 = 2;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
-static LOCK: AtomicBool = AtomicBool::new(false);
+/// The online lock: 0 free, 1 held, 2 held and a thread may sleep on it (the futex mutex of
+/// Drepper's "Futexes Are Tricky"). It is held for a whole batch (up to `CHUNK_RECS`
+/// accesses analysed), so a thread that finds it held sleeps instead of spinning: spinning
+/// or yielding would take a processor from the holder.
+static LOCK: AtomicU32 = AtomicU32::new(0);
 
 struct State {
     conv: Converter,
@@ -436,13 +441,52 @@ struct Slot(UnsafeCell<Option<State>>);
 unsafe impl Sync for Slot {}
 static STATE: Slot = Slot(UnsafeCell::new(None));
 
-fn lock() -> SpinGuard {
-    SpinGuard::lock(&LOCK)
+/// A hold of [`LOCK`], released when dropped.
+pub struct Hold(());
+
+/// `futex(FUTEX_{WAIT,WAKE}_PRIVATE)` on [`LOCK`].
+fn futex(op: libc::c_int, val: u32) {
+    // SAFETY: `LOCK` is a live, aligned 32-bit word; a wait returns at once unless the
+    // word is `val`, and a wake has no precondition.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            LOCK.as_ptr(),
+            op | libc::FUTEX_PRIVATE_FLAG,
+            val,
+            core::ptr::null::<libc::timespec>(),
+        )
+    };
+}
+
+fn lock() -> Hold {
+    // A short spin first: most holds are one synchronisation event.
+    for _ in 0..64 {
+        if LOCK
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            return Hold(());
+        }
+        core::hint::spin_loop();
+    }
+    while LOCK.swap(2, Ordering::Acquire) != 0 {
+        futex(libc::FUTEX_WAIT, 2);
+    }
+    Hold(())
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if LOCK.swap(0, Ordering::Release) == 2 {
+            futex(libc::FUTEX_WAKE, 1);
+        }
+    }
 }
 
 /// The online lock held, and through it the analysis's state, for as long as it is held.
 struct Locked {
-    _hold: SpinGuard,
+    _hold: Hold,
 }
 
 impl Locked {
@@ -671,7 +715,7 @@ pub fn sync(b: &mut Own, r: Rec) {
 
 /// Held across `fork` (after the atomics' stripe locks, the order in which a hook may
 /// nest them), so that no other thread is inside the analysis when the process is copied.
-pub fn lock_for_fork() -> SpinGuard {
+pub fn lock_for_fork() -> Hold {
     lock()
 }
 
