@@ -4,21 +4,38 @@
 use super::*;
 
 impl Detector {
+    /// What the general path does first for an access (`write` or a read) to `x`: outside
+    /// sampling periods an access to a variable without metadata is only counted (`None`);
+    /// otherwise the slow access is counted and whether `x` has metadata returned.
+    #[inline]
+    fn general_access(&mut self, xi: usize, write: bool) -> Option<bool> {
+        let has_meta = self.meta_bit(xi);
+        let sampling = self.sampling;
+        if !sampling && !has_meta {
+            *(if write {
+                &mut self.fast_writes
+            } else {
+                &mut self.fast_reads
+            }) += 1;
+            return None;
+        }
+        let c = self.counters.period(sampling);
+        *(if write {
+            &mut c.slow_writes
+        } else {
+            &mut c.slow_reads
+        }) += 1;
+        Some(has_meta)
+    }
+
     /// Alg. 12 (with FastTrack's Alg. 7 inside sampling periods). Outside sampling periods
     /// only for variables with metadata (`on_event` did the rest).
     pub(super) fn read(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
-        let sampling = self.sampling;
         let xi = x as usize;
-        let has_meta = self.meta_bit(xi);
-        if !sampling {
-            if !has_meta {
-                self.fast_reads += 1;
-                return false;
-            }
-            self.counters.non_sampling.slow_reads += 1;
-        } else {
-            self.counters.sampling.slow_reads += 1;
-        }
+        let Some(has_meta) = self.general_access(xi, false) else {
+            return false;
+        };
+        let sampling = self.sampling;
         let ft = self.ft[t as usize];
         if !has_meta {
             // Sampling, null metadata: nothing to check or load, one store.
@@ -171,18 +188,11 @@ impl Detector {
     /// Alg. 13 (with FastTrack's Alg. 8 inside sampling periods). Outside sampling periods
     /// only for variables with metadata (`on_event` did the rest).
     pub(super) fn write(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
-        let sampling = self.sampling;
         let xi = x as usize;
-        let has_meta = self.meta_bit(xi);
-        if !sampling {
-            if !has_meta {
-                self.fast_writes += 1;
-                return false;
-            }
-            self.counters.non_sampling.slow_writes += 1;
-        } else {
-            self.counters.sampling.slow_writes += 1;
-        }
+        let Some(has_meta) = self.general_access(xi, true) else {
+            return false;
+        };
+        let sampling = self.sampling;
         let ft = self.ft[t as usize];
         let entry = |d: &Detector| Entry {
             t,

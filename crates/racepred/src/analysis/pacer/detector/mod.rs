@@ -1123,20 +1123,8 @@ impl Detector {
         match ev.op {
             Op::Read => return self.read(t, ev.target, ev.loc.0, index),
             Op::Write => return self.write(t, ev.target, ev.loc.0, index),
-            Op::Acquire => {
-                let l = ev.target as usize;
-                grow(&mut self.locks, l);
-                let (h, ve) = (self.locks[l].clock, self.locks[l].vepoch);
-                self.join_into_thread(t, h, ve);
-            }
-            Op::Release => {
-                let l = ev.target as usize;
-                grow(&mut self.locks, l);
-                let mut m = std::mem::take(&mut self.locks[l]);
-                self.copy_to_sync(t, &mut m);
-                self.locks[l] = m;
-                self.increment(t);
-            }
+            Op::Acquire => self.acquire_from(t, SyncTable::Locks, ev.target),
+            Op::Release => self.release_into(t, SyncTable::Locks, ev.target, Self::copy_to_sync),
             Op::Fork => self.fork(t, ev.target),
             Op::Join => {
                 let u = ev.target;
@@ -1145,38 +1133,59 @@ impl Detector {
                 let (h, ve) = (th.clock, VEpoch::Ver { u, v: th.ver(u) });
                 self.join_into_thread(t, h, ve);
             }
-            Op::VolatileRead => {
-                let x = ev.target as usize;
-                grow(&mut self.volatiles, x);
-                let (h, ve) = (self.volatiles[x].clock, self.volatiles[x].vepoch);
-                self.join_into_thread(t, h, ve);
-            }
+            Op::VolatileRead => self.acquire_from(t, SyncTable::Volatiles, ev.target),
             Op::VolatileWrite => {
-                let x = ev.target as usize;
-                grow(&mut self.volatiles, x);
-                let mut m = std::mem::take(&mut self.volatiles[x]);
-                self.join_into_volatile(t, &mut m);
-                self.volatiles[x] = m;
-                self.increment(t);
+                self.release_into(t, SyncTable::Volatiles, ev.target, Self::join_into_volatile)
             }
-            Op::Signal => {
-                // The wait happens after the latest signal only: a copy, like a release.
-                let c = ev.target as usize;
-                grow(&mut self.conds, c);
-                let mut m = std::mem::take(&mut self.conds[c]);
-                self.copy_to_sync(t, &mut m);
-                self.conds[c] = m;
-                self.increment(t);
-            }
-            Op::Wait => {
-                let c = ev.target as usize;
-                grow(&mut self.conds, c);
-                let (h, ve) = (self.conds[c].clock, self.conds[c].vepoch);
-                self.join_into_thread(t, h, ve);
-            }
+            // The wait happens after the latest signal only: a copy, like a release.
+            Op::Signal => self.release_into(t, SyncTable::Conds, ev.target, Self::copy_to_sync),
+            Op::Wait => self.acquire_from(t, SyncTable::Conds, ev.target),
             Op::MethodBegin | Op::MethodEnd | Op::Begin | Op::End | Op::Local | Op::Branch => {}
         }
         false
+    }
+}
+
+/// Which of the detector's synchronisation objects an event names.
+#[derive(Clone, Copy)]
+enum SyncTable {
+    Locks,
+    Volatiles,
+    Conds,
+}
+
+impl Detector {
+    /// The table of `which`, grown to hold object `i`.
+    fn sync_obj(&mut self, which: SyncTable, i: u32) -> &mut SyncObj {
+        let table = match which {
+            SyncTable::Locks => &mut self.locks,
+            SyncTable::Volatiles => &mut self.volatiles,
+            SyncTable::Conds => &mut self.conds,
+        };
+        grow(table, i as usize);
+        &mut table[i as usize]
+    }
+
+    /// An acquire, a volatile read or a wait: thread `t` joins what object `i` holds.
+    fn acquire_from(&mut self, t: u32, which: SyncTable, i: u32) {
+        let m = self.sync_obj(which, i);
+        let (h, ve) = (m.clock, m.vepoch);
+        self.join_into_thread(t, h, ve);
+    }
+
+    /// A release, a volatile write or a signal: `into` (a copy or a join) puts thread
+    /// `t`'s clock into object `i`, then `t` starts a new epoch.
+    fn release_into(
+        &mut self,
+        t: u32,
+        which: SyncTable,
+        i: u32,
+        into: fn(&mut Detector, u32, &mut SyncObj),
+    ) {
+        let mut m = std::mem::take(self.sync_obj(which, i));
+        into(self, t, &mut m);
+        *self.sync_obj(which, i) = m;
+        self.increment(t);
     }
 }
 
