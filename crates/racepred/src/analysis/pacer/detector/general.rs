@@ -4,39 +4,36 @@
 use super::*;
 
 impl Detector {
-    /// What the general path does first for an access (`write` or a read) to `x`: outside
-    /// sampling periods an access to a variable without metadata is only counted (`None`);
-    /// otherwise the slow access is counted and whether `x` has metadata returned.
+    /// What the general path does first for an access (`write` or a read) to variable
+    /// `xi`: outside sampling periods an access to a variable without metadata is only
+    /// counted (`None`); otherwise the slow access is counted and returned: whether `xi`
+    /// has metadata, whether a sampling period is under way, and `t`'s FastTrack epoch.
     #[inline]
-    fn general_access(&mut self, xi: usize, write: bool) -> Option<bool> {
+    fn general_access(&mut self, t: u32, xi: usize, write: bool) -> Option<(bool, bool, u32)> {
         let has_meta = self.meta_bit(xi);
         let sampling = self.sampling;
         if !sampling && !has_meta {
-            *(if write {
-                &mut self.fast_writes
-            } else {
-                &mut self.fast_reads
-            }) += 1;
+            match write {
+                true => self.fast_writes += 1,
+                false => self.fast_reads += 1,
+            }
             return None;
         }
         let c = self.counters.period(sampling);
-        *(if write {
-            &mut c.slow_writes
-        } else {
-            &mut c.slow_reads
-        }) += 1;
-        Some(has_meta)
+        match write {
+            true => c.slow_writes += 1,
+            false => c.slow_reads += 1,
+        }
+        Some((has_meta, sampling, self.ft[t as usize]))
     }
 
     /// Alg. 12 (with FastTrack's Alg. 7 inside sampling periods). Outside sampling periods
     /// only for variables with metadata (`on_event` did the rest).
     pub(super) fn read(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
         let xi = x as usize;
-        let Some(has_meta) = self.general_access(xi, false) else {
+        let Some((has_meta, sampling, ft)) = self.general_access(t, xi, false) else {
             return false;
         };
-        let sampling = self.sampling;
-        let ft = self.ft[t as usize];
         if !has_meta {
             // Sampling, null metadata: nothing to check or load, one store.
             self.grow_vars(xi);
@@ -189,11 +186,9 @@ impl Detector {
     /// only for variables with metadata (`on_event` did the rest).
     pub(super) fn write(&mut self, t: u32, x: u32, loc: u32, index: u64) -> bool {
         let xi = x as usize;
-        let Some(has_meta) = self.general_access(xi, true) else {
+        let Some((has_meta, sampling, ft)) = self.general_access(t, xi, true) else {
             return false;
         };
-        let sampling = self.sampling;
-        let ft = self.ft[t as usize];
         let entry = |d: &Detector| Entry {
             t,
             c: d.clock_of(t, t),
