@@ -38,25 +38,44 @@ use crate::args::RecordArgs;
 const RUNTIME: &str = "libracepred_rt.so";
 const AGENT: &str = "racepred-agent.jar";
 
-fn find_runtime(given: Option<&Path>) -> Result<PathBuf> {
+/// A file the recording needs (`what`, e.g. "the runtime"): `given` (`--runtime`,
+/// `--agent`), else `$ENV`, else `FILE` beside the racepred executable; `how` says how to
+/// build it when it is missing.
+fn find_beside_exe(
+    given: Option<&Path>,
+    env: &str,
+    file: &str,
+    what: &str,
+    how: &str,
+) -> Result<PathBuf> {
     if let Some(p) = given
         .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("RACEPRED_RT").map(PathBuf::from))
+        .or_else(|| std::env::var_os(env).map(PathBuf::from))
     {
         if !p.is_file() {
-            bail!("the runtime {} does not exist", p.display());
+            bail!("{what} {} does not exist", p.display());
         }
         return Ok(std::fs::canonicalize(&p)?);
     }
     let exe = std::env::current_exe().context("cannot find the racepred executable")?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    let lib = dir.join(RUNTIME);
-    if lib.is_file() {
-        return Ok(std::fs::canonicalize(&lib)?);
+    let path = exe.parent().unwrap_or(Path::new(".")).join(file);
+    if path.is_file() {
+        return Ok(std::fs::canonicalize(&path)?);
     }
     bail!(
-        "racepred's runtime {RUNTIME} is not beside {}: build it with `cargo build --release -p racepred-rt` (a plain `cargo build --release` builds it too) or name it with --runtime FILE",
+        "racepred's {} {file} is not beside {}: {how}",
+        what.trim_start_matches("the "),
         exe.display()
+    )
+}
+
+fn find_runtime(given: Option<&Path>) -> Result<PathBuf> {
+    find_beside_exe(
+        given,
+        "RACEPRED_RT",
+        RUNTIME,
+        "the runtime",
+        "build it with `cargo build --release -p racepred-rt` (a plain `cargo build --release` builds it too) or name it with --runtime FILE",
     )
 }
 
@@ -357,24 +376,17 @@ fn is_java(program: &OsString) -> bool {
 }
 
 fn find_agent(given: Option<&Path>) -> Result<PathBuf> {
-    if let Some(p) = given
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("RACEPRED_AGENT").map(PathBuf::from))
-    {
-        if !p.is_file() {
-            bail!("the Java agent {} does not exist", p.display());
-        }
-        return Ok(std::fs::canonicalize(&p)?);
-    }
     let exe = std::env::current_exe().context("cannot find the racepred executable")?;
     let jar = exe.parent().unwrap_or(Path::new(".")).join(AGENT);
-    if jar.is_file() {
-        return Ok(std::fs::canonicalize(&jar)?);
-    }
-    bail!(
-        "racepred's Java agent {AGENT} is not beside {}: build it with `java/agent/build.sh {}` (needs a JDK and libasm-java) or name it with --agent FILE",
-        exe.display(),
-        jar.display()
+    find_beside_exe(
+        given,
+        "RACEPRED_AGENT",
+        AGENT,
+        "the Java agent",
+        &format!(
+            "build it with `java/agent/build.sh {}` (needs a JDK and libasm-java) or name it with --agent FILE",
+            jar.display()
+        ),
     )
 }
 
