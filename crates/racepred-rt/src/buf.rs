@@ -164,9 +164,8 @@ pub struct ThreadBuf {
     /// (at a free); read and written only under the online lock (relaxed).
     consumed: AtomicUsize,
     /// Online PACER: the operations this thread may count without the online lock, and
-    /// the accesses it counted ([`crate::online::skip`]); changed by the thread, and by the
-    /// analysis under the online lock.
-    pub skips: AtomicU64,
+    /// the accesses it counted ([`crate::online::skip`]).
+    pub counting: crate::online::Counting,
 }
 
 /// What a thread's buffer knows of the thread itself, written only by that thread.
@@ -632,11 +631,11 @@ impl Own {
         pending.store(false, Ordering::SeqCst);
     }
 
-    /// Online mode: the thread's word of counted accesses.
+    /// Online PACER: the thread's reservation and counts ([`crate::online::skip`]).
     #[inline]
-    pub fn skips(&self) -> &AtomicU64 {
-        // SAFETY: the calling thread's mapped buffer; `skips` is an atomic.
-        unsafe { &(*self.0).skips }
+    pub fn counting(&self) -> &crate::online::Counting {
+        // SAFETY: the calling thread's mapped buffer; `counting` is atomics.
+        unsafe { &(*self.0).counting }
     }
 
     /// Online mode: how many accesses of the thread are pending (0: all it did is with

@@ -113,12 +113,12 @@ impl Engine {
 // that threads may reserve without the lock (never more than the detector's
 // `unsampled_room`), under a new generation; closed otherwise. An open window without room
 // is used up: the next access is analysed at once, so that the next period starts. A thread
-// reserves up to `RESERVE` operations at a time into its buffer's `skips` word (generation:
-// 16 bits, reserved: 12 bits, reads and writes counted: 18 bits each), which it alone
-// changes but for the analysis, which takes the counts (before each event of the thread)
-// and revokes every reservation when it closes the window. `LINES` says, per 64-byte line,
-// which of its 4-byte-aligned addresses are variables the converter knows and the detector
-// keeps no metadata for. See `skip`.
+// reserves up to `RESERVE` operations at a time (its `Counting::res`: the window's
+// generation and the operations left), counts the accesses it spends them on in its own
+// `Counting::reads` / `writes`, and alone writes those words: the analysis reads them, and
+// takes what was counted since it last looked before each event of the thread and when it
+// closes the window. `LINES` says, per 64-byte line, which of its 4-byte-aligned addresses
+// are variables the converter knows and the detector keeps no metadata for. See `skip`.
 
 const OPEN: u64 = 1 << 63;
 const GEN_SHIFT: u32 = 44;
@@ -126,15 +126,30 @@ const ROOM_SHIFT: u32 = 0;
 const ROOM_MAX: u64 = (1 << 24) - 1;
 const GEN_MASK: u64 = (1 << 19) - 1;
 
-const T_GEN: u32 = 48;
-const T_AVAIL: u32 = 36;
-const T_READS: u32 = 18;
-const T_COUNT_MAX: u64 = (1 << 18) - 1;
+/// `Counting::res`: the generation of the window reserved from, and the operations left.
+const RES_GEN: u32 = 32;
 const RESERVE: u64 = 1024;
 /// Pending accesses of a thread worth handing over (taking the lock) so that the thread's
 /// next accesses can be counted: fewer stay pending (a program alternating accesses the
 /// table vouches for with others would take the lock every other access).
 const FLUSH_MIN: usize = 32;
+
+/// A thread's side of the fast path, in its buffer (zeroed: nothing reserved or counted).
+/// On a cache line of its own: the thread writes it at every access it counts.
+#[repr(align(64))]
+pub struct Counting {
+    /// The reservation: (generation << `RES_GEN`) | operations left. Written by the thread.
+    res: AtomicU64,
+    /// Reads and writes counted, ever (wrapping). Written by the thread.
+    reads: AtomicU64,
+    writes: AtomicU64,
+    /// 1 while the thread counts an access: from before it checks that the window is
+    /// still its reservation's until its count is stored ([`Window::close`] waits for 0).
+    inflight: AtomicU32,
+    /// What the analysis has taken of `reads` and `writes`. Under the online lock.
+    taken_reads: AtomicU64,
+    taken_writes: AtomicU64,
+}
 
 static WINDOW: AtomicU64 = AtomicU64::new(0);
 
@@ -145,21 +160,6 @@ static LINES: [AtomicU64; LINE_SLOTS] = [const { AtomicU64::new(0) }; LINE_SLOTS
 #[inline(always)]
 fn room(w: u64) -> u64 {
     (w >> ROOM_SHIFT) & ROOM_MAX
-}
-
-#[inline(always)]
-fn avail(t: u64) -> u64 {
-    (t >> T_AVAIL) & 0xfff
-}
-
-#[inline(always)]
-fn reads(t: u64) -> u64 {
-    (t >> T_READS) & T_COUNT_MAX
-}
-
-#[inline(always)]
-fn writes(t: u64) -> u64 {
-    t & T_COUNT_MAX
 }
 
 /// `LINES`' slot of a line: the lines of one 64 KiB block in consecutive slots, blocks
@@ -180,6 +180,14 @@ fn word_bit(addr: u64) -> u64 {
     1 << ((addr >> 2) & 15)
 }
 
+/// `membarrier(MEMBARRIER_CMD_*)`; false if the kernel refuses.
+fn membarrier(cmd: libc::c_int) -> bool {
+    // SAFETY: `membarrier` with these commands has no memory operands.
+    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) == 0 }
+}
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
 /// The calling thread's access to `addr`, in online PACER: whether it is only counted
 /// (then it is not recorded). It is when a window is open, the thread has no pending
 /// accesses, and `addr` is a variable without metadata (`LINES`); it then uses one of the
@@ -192,8 +200,16 @@ fn word_bit(addr: u64) -> u64 {
 /// happen before (handed over after the thread's next one). There the detector without
 /// this path would do nothing but count them too: their period is under way and not
 /// sampling until they are counted (reserved operations are the period's), and a variable
-/// gets no metadata outside a sampling period. A reservation revoked meanwhile makes the
-/// thread's compare-exchange fail.
+/// gets no metadata outside a sampling period.
+///
+/// No read-modify-write per access: the thread alone writes its [`Counting`]. That an
+/// access counted under a window is taken before the window's close is a handshake
+/// (Dekker's, its fence asymmetric as in userspace RCU): the thread marks itself in
+/// flight, then checks that the window is still the one it reserved from, then stores its
+/// count and clears the mark; the analysis closes the window, then `membarrier` makes
+/// every thread of the process pass a full fence, then waits for each thread's mark to
+/// clear before it takes the counts. Either the thread's check saw the window closed (it
+/// records the access instead), or its mark is seen and its count taken with the close.
 ///
 /// The answer: [`Skip::Counted`], [`Skip::Record`] (as without this path), [`Skip::Now`]
 /// (the window is used up: the access is to be recorded and handed to the analysis at
@@ -203,11 +219,11 @@ fn word_bit(addr: u64) -> u64 {
 /// counted).
 #[inline]
 pub fn skip(b: &mut Own, write: bool, addr: usize) -> Skip {
-    let skips = b.skips();
-    let mut t = skips.load(Ordering::Acquire);
-    if avail(t) == 0 {
-        match reserve(skips, t) {
-            Ok(now) => t = now,
+    let c = b.counting();
+    let mut res = c.res.load(Ordering::Relaxed);
+    if res & 0xffff_ffff == 0 {
+        match reserve(c) {
+            Ok(now) => res = now,
             Err(answer) => return answer,
         }
     }
@@ -216,7 +232,7 @@ pub fn skip(b: &mut Own, write: bool, addr: usize) -> Skip {
     }
     let addr = addr as u64;
     // After the window's acquire load that reserved: at least what the analysis wrote
-    // before opening it.
+    // before opening it (and while it is open a variable gains no metadata).
     let e = slot(addr).load(Ordering::Relaxed);
     if e >> 16 != addr >> 6 || e & word_bit(addr) == 0 {
         return Skip::Record;
@@ -226,26 +242,32 @@ pub fn skip(b: &mut Own, write: bool, addr: usize) -> Skip {
         n if n >= FLUSH_MIN => return Skip::Flush,
         _ => return Skip::Record,
     }
-    let count = if write { 1 } else { 1 << T_READS };
-    if (write && writes(t) == T_COUNT_MAX) || (!write && reads(t) == T_COUNT_MAX) {
+    c.inflight.store(1, Ordering::Relaxed);
+    // The store above before the load below: for the compiler here; for the processor,
+    // `Window::close`'s `membarrier`.
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let w = WINDOW.load(Ordering::Relaxed);
+    if w & OPEN == 0 || (w >> GEN_SHIFT) & GEN_MASK != res >> RES_GEN {
+        c.inflight.store(0, Ordering::Release);
+        c.res.store(0, Ordering::Relaxed);
         return Skip::Record;
     }
-    let new = t - (1 << T_AVAIL) + count;
-    match skips.compare_exchange(t, new, Ordering::AcqRel, Ordering::Relaxed) {
-        Ok(_) => Skip::Counted,
-        Err(_) => Skip::Record,
-    }
+    let n = if write { &c.writes } else { &c.reads };
+    n.store(n.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+    c.inflight.store(0, Ordering::Release);
+    c.res.store(res - 1, Ordering::Relaxed);
+    Skip::Counted
 }
 
-/// Reserves operations of the open window into the thread's word `skips` (last seen as
-/// `t`, without any left); returns the word after, or what to do with the access.
+/// Reserves operations of the open window for the calling thread (whose `c` has none
+/// left); returns its reservation, or what to do with the access.
 #[inline(never)]
-fn reserve(skips: &AtomicU64, t: u64) -> Result<u64, Skip> {
+fn reserve(c: &Counting) -> Result<u64, Skip> {
     let mut w = WINDOW.load(Ordering::Acquire);
     if w & OPEN == 0 {
         return Err(Skip::Record);
     }
-    let k = loop {
+    loop {
         let r = room(w);
         if r == 0 {
             return Err(Skip::Now);
@@ -257,17 +279,16 @@ fn reserve(skips: &AtomicU64, t: u64) -> Result<u64, Skip> {
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
-            Ok(_) => break k,
+            Ok(_) => {
+                // A close meanwhile is seen when the operations are spent (`skip`): they
+                // are then lost to the window, not to the period.
+                let res = ((w >> GEN_SHIFT) & GEN_MASK) << RES_GEN | k;
+                c.res.store(res, Ordering::Relaxed);
+                return Ok(res);
+            }
             Err(now) if now & OPEN != 0 && now >> GEN_SHIFT == w >> GEN_SHIFT => w = now,
             Err(_) => return Err(Skip::Record),
         }
-    };
-    // Fails if the analysis revoked the thread's reservations since `t` was loaded (the
-    // operations taken are then lost to the window, not to the period).
-    let new = t + (k << T_AVAIL);
-    match skips.compare_exchange(t, new, Ordering::AcqRel, Ordering::Relaxed) {
-        Ok(_) => Ok(new),
-        Err(_) => Err(Skip::Record),
     }
 }
 
@@ -299,29 +320,22 @@ struct Window {
 
 impl Window {
     /// Counts the accesses `u`'s thread counted since the analysis last looked, as the
-    /// next operations. `revoke`: its reservation is cancelled too.
-    fn take(&self, u: *mut ThreadBuf, revoke: bool, det: &mut Detector, events: &mut u64) {
-        // SAFETY: a registered buffer: mapped, its `skips` an atomic.
-        let skips = unsafe { &(*u).skips };
-        let mut t = skips.load(Ordering::Acquire);
-        loop {
-            let new = if revoke {
-                (self.gen & 0xffff) << T_GEN
-            } else {
-                t & !((T_COUNT_MAX << T_READS) | T_COUNT_MAX)
-            };
-            if new == t {
-                return;
-            }
-            match skips.compare_exchange_weak(t, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
-                Err(now) => t = now,
-            }
-        }
-        let (r, w) = (reads(t), writes(t));
-        if r + w > 0 {
-            det.skip_unsampled(r, w);
-            *events += r + w;
+    /// next operations.
+    fn take(u: *mut ThreadBuf, det: &mut Detector, events: &mut u64) {
+        // SAFETY: a registered buffer: mapped; `counting` is atomics, its `taken_*` ours
+        // (the online lock is held).
+        let c = unsafe { &(*u).counting };
+        let (r, w) = (
+            c.reads.load(Ordering::Acquire),
+            c.writes.load(Ordering::Acquire),
+        );
+        let dr = r.wrapping_sub(c.taken_reads.load(Ordering::Relaxed));
+        let dw = w.wrapping_sub(c.taken_writes.load(Ordering::Relaxed));
+        if dr + dw > 0 {
+            c.taken_reads.store(r, Ordering::Relaxed);
+            c.taken_writes.store(w, Ordering::Relaxed);
+            det.skip_unsampled(dr, dw);
+            *events += dr + dw;
         }
     }
 
@@ -333,7 +347,7 @@ impl Window {
         if !self.open {
             return;
         }
-        self.take(u, false, det, events);
+        Window::take(u, det, events);
         let mut w = WINDOW.load(Ordering::Acquire);
         loop {
             if room(w) == 0 {
@@ -352,16 +366,31 @@ impl Window {
         }
     }
 
-    /// Closes the window: no more reservations; the counted accesses are counted and the
-    /// reservations revoked.
+    /// Closes the window: no more reservations or counting under it; what was counted
+    /// is counted (the handshake at [`skip`]).
     fn close(&mut self, det: &mut Detector, events: &mut u64) {
         if !self.open {
             return;
         }
         self.gen = (self.gen + 1) & GEN_MASK;
-        WINDOW.store(self.gen << GEN_SHIFT, Ordering::Release);
+        WINDOW.store(self.gen << GEN_SHIFT, Ordering::SeqCst);
+        if !membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) {
+            buf::die(b"racepred-rt: membarrier failed after it was registered\n");
+        }
         for u in buf::threads() {
-            self.take(u, true, det, events);
+            // SAFETY: a registered buffer: mapped, `counting.inflight` an atomic.
+            let inflight = unsafe { &(*u).counting.inflight };
+            let mut spins = 0u32;
+            while inflight.load(Ordering::Acquire) != 0 {
+                spins += 1;
+                if spins < 64 {
+                    core::hint::spin_loop();
+                } else {
+                    // SAFETY: `sched_yield` has no precondition.
+                    unsafe { libc::sched_yield() };
+                }
+            }
+            Window::take(u, det, events);
         }
         self.open = false;
     }
@@ -579,8 +608,11 @@ fn decide() -> u8 {
         ..AnalysisOptions::default()
     };
     let engine = if kind == AnalysisKind::Pacer {
+        // The fast path's handshake needs `membarrier` (Linux 4.14); without it every
+        // access is analysed.
         let win = Window {
-            off: number(c"RACEPRED_ONLINE_FAST", 1u8) == 0,
+            off: number(c"RACEPRED_ONLINE_FAST", 1u8) == 0
+                || !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED),
             ..Window::default()
         };
         Engine::Pacer(Box::new(Pacer::from_options(&opts)), win)
