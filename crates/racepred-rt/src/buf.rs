@@ -217,8 +217,8 @@ impl Own {
     }
 }
 
-/// Per-thread state reached through ELF TLS. `Cell`s of plain data: no destructor, so
-/// `thread_local!` needs no lazy registration (which would allocate).
+/// Per-thread state reached through ELF TLS ([`TLS`]). `Cell`s of plain data, valid when
+/// zeroed, without destructor: nothing to register or allocate per thread.
 pub struct Tls {
     pub buf: Cell<*mut ThreadBuf>,
     /// Set while the thread is inside the runtime: a hook reached from inside (a signal
@@ -235,18 +235,49 @@ pub struct Tls {
     pub writing: Cell<bool>,
 }
 
-thread_local! {
-    pub static TLS: Tls = const {
-        Tls {
-            buf: Cell::new(null_mut()),
-            busy: Cell::new(false),
-            ignore: Cell::new(0),
-            once_routine: Cell::new(None),
-            once_control: Cell::new(0),
-            once_pc: Cell::new(0),
-            writing: Cell::new(false),
+/// The calling thread's [`Tls`], in the initial-exec TLS model: a thread-pointer-relative
+/// load, no call to `__tls_get_addr` (which `thread_local!` in a shared library makes on
+/// every access). The block is in `.tbss` (zeroed per thread: all-zero bytes are a valid
+/// `Tls`); the library is loaded with the program (`libtsan.so.2` is a dependency of every
+/// `-fsanitize=thread` binary), so its TLS is in the static block.
+pub struct TlsKey(());
+
+pub static TLS: TlsKey = TlsKey(());
+
+core::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 4",
+    ".globl racepred_rt_tls",
+    ".hidden racepred_rt_tls",
+    ".type racepred_rt_tls,@object",
+    ".size racepred_rt_tls, {size}",
+    "racepred_rt_tls:",
+    ".zero {size}",
+    ".popsection",
+    size = const core::mem::size_of::<Tls>(),
+);
+
+const _: () = assert!(core::mem::align_of::<Tls>() <= 16);
+
+impl TlsKey {
+    /// Runs `f` with the calling thread's [`Tls`].
+    #[inline(always)]
+    pub fn with<R>(&'static self, f: impl FnOnce(&Tls) -> R) -> R {
+        let p: *const Tls;
+        // SAFETY: reads the thread pointer and the GOT's offset of `racepred_rt_tls` in
+        // the static TLS block; no memory is written.
+        unsafe {
+            core::arch::asm!(
+                "mov {p}, qword ptr [rip + racepred_rt_tls@GOTTPOFF]",
+                "add {p}, qword ptr fs:[0]",
+                p = out(reg) p,
+                options(nostack, readonly, preserves_flags, pure),
+            );
         }
-    };
+        // SAFETY: `p` is this thread's zero-initialised `Tls` block (valid when zeroed),
+        // live as long as the thread; it is only used through `Cell`s, on this thread.
+        f(unsafe { &*p })
+    }
 }
 
 /// The global sequence.
