@@ -183,6 +183,17 @@ pub trait Atom: Copy + Eq {
     const FORCE_LOCK: bool;
 }
 
+/// The read-modify-write methods of [`Atom`] for a type with an atomic `$at` (each named
+/// as its method there).
+macro_rules! atom_rmw {
+    ($at:ty: $($op:ident),*) => {$(
+        unsafe fn $op(p: *mut Self, v: Self) -> Self {
+            // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+            unsafe { <$at>::from_ptr(p).$op(v, SeqCst) }
+        }
+    )*};
+}
+
 macro_rules! atom {
     ($t:ty, $at:ty) => {
         impl Atom for $t {
@@ -195,34 +206,7 @@ macro_rules! atom {
                 // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
                 unsafe { <$at>::from_ptr(p).store(v, SeqCst) }
             }
-            unsafe fn swap(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).swap(v, SeqCst) }
-            }
-            unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_add(v, SeqCst) }
-            }
-            unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_sub(v, SeqCst) }
-            }
-            unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_and(v, SeqCst) }
-            }
-            unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_or(v, SeqCst) }
-            }
-            unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_xor(v, SeqCst) }
-            }
-            unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_nand(v, SeqCst) }
-            }
+            atom_rmw!($at: swap, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_nand);
             unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
                 // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
                 unsafe { <$at>::from_ptr(p).compare_exchange(c, v, SeqCst, SeqCst) }
@@ -234,6 +218,19 @@ atom!(u8, AtomicU8);
 atom!(u16, AtomicU16);
 atom!(u32, AtomicU32);
 atom!(u64, AtomicU64);
+
+/// A 16-byte read-modify-write: stores `f(old)`, returns `old`.
+///
+/// # Safety
+/// As for [`Atom`]'s methods: `p` valid and aligned, under its stripe lock.
+unsafe fn rmw128(p: *mut u128, f: impl FnOnce(u128) -> u128) -> u128 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let old = <u128 as Atom>::load(p);
+        <u128 as Atom>::store(p, f(old));
+        old
+    }
+}
 
 /// 16 bytes: plain memory operations made atomic by the stripe lock (`FORCE_LOCK`).
 impl Atom for u128 {
@@ -247,60 +244,32 @@ impl Atom for u128 {
         unsafe { core::ptr::write_volatile(p, v) }
     }
     unsafe fn swap(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, v);
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |_| v) }
     }
     unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, old.wrapping_add(v));
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |old| old.wrapping_add(v)) }
     }
     unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, old.wrapping_sub(v));
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |old| old.wrapping_sub(v)) }
     }
     unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, old & v);
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |old| old & v) }
     }
     unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, old | v);
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |old| old | v) }
     }
     unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, old ^ v);
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |old| old ^ v) }
     }
     unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
-        // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-        unsafe {
-            let old = Self::load(p);
-            Self::store(p, !(old & v));
-            old
-        }
+        // SAFETY: the trait's contract, passed on.
+        unsafe { rmw128(p, |old| !(old & v)) }
     }
     unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
         // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
@@ -366,6 +335,25 @@ fn cas_effects<T>(r: &Result<T, T>, mo: i32, fmo: i32, fenced: bool) -> Effects 
     }
 }
 
+/// A compare-exchange of `a` from `c` to `v` (orders `mo` on success, `fmo` on failure),
+/// recorded: `Ok(old)` if it stored, `Err(current)` if not.
+///
+/// # Safety
+/// `a` is the program's atomic of type `T` (the tsan ABI's contract).
+unsafe fn cas_run<T: Atom>(a: *mut T, c: T, v: T, mo: i32, fmo: i32, pc: usize) -> Result<T, T> {
+    run(
+        a as usize,
+        pc,
+        mo,
+        fmo,
+        true,
+        T::FORCE_LOCK,
+        // SAFETY: the caller's contract.
+        || unsafe { T::cas(a, c, v) },
+        |r, f| cas_effects(r, mo, fmo, f),
+    )
+}
+
 unsafe extern "C" fn cas_impl<T: Atom>(
     a: *mut T,
     c: *mut T,
@@ -376,18 +364,8 @@ unsafe extern "C" fn cas_impl<T: Atom>(
 ) -> i32 {
     // SAFETY: `c` points to the caller's expected value (the tsan ABI's contract).
     let expected = unsafe { *c };
-    let r = run(
-        a as usize,
-        pc,
-        mo,
-        fmo,
-        true,
-        T::FORCE_LOCK,
-        // SAFETY: `a` is the program's atomic of type `T` (the tsan ABI's contract).
-        || unsafe { T::cas(a, expected, v) },
-        |r, f| cas_effects(r, mo, fmo, f),
-    );
-    match r {
+    // SAFETY: the caller's contract, passed on.
+    match unsafe { cas_run(a, expected, v, mo, fmo, pc) } {
         Ok(_) => 1,
         Err(cur) => {
             // SAFETY: as above, `c` is the caller's to write.
@@ -405,18 +383,8 @@ unsafe extern "C" fn cas_val_impl<T: Atom>(
     fmo: i32,
     pc: usize,
 ) -> T {
-    let r = run(
-        a as usize,
-        pc,
-        mo,
-        fmo,
-        true,
-        T::FORCE_LOCK,
-        // SAFETY: `a` is the program's atomic of type `T` (the tsan ABI's contract).
-        || unsafe { T::cas(a, c, v) },
-        |r, f| cas_effects(r, mo, fmo, f),
-    );
-    match r {
+    // SAFETY: the caller's contract, passed on.
+    match unsafe { cas_run(a, c, v, mo, fmo, pc) } {
         Ok(old) | Err(old) => old,
     }
 }
@@ -474,38 +442,19 @@ hook!("r8", fn __tsan_atomic128_fetch_nand(a: *mut u128, v: u128, mo: i32) -> u1
 
 // The 16-byte compare-exchanges use all six argument registers: no room for the return
 // address, so their events have no location.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_strong(
-    a: *mut u128,
-    c: *mut u128,
-    v: u128,
-    mo: i32,
-    fmo: i32,
-) -> i32 {
-    // SAFETY: the caller's arguments, under the tsan ABI's contract.
-    unsafe { cas_impl::<u128>(a, c, v, mo, fmo, 0) }
+macro_rules! cas128 {
+    ($($name:ident(expected: $c:ty) -> $r:ty => $imp:ident;)*) => {$(
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(a: *mut u128, c: $c, v: u128, mo: i32, fmo: i32) -> $r {
+            // SAFETY: the caller's arguments, under the tsan ABI's contract.
+            unsafe { $imp::<u128>(a, c, v, mo, fmo, 0) }
+        }
+    )*};
 }
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_weak(
-    a: *mut u128,
-    c: *mut u128,
-    v: u128,
-    mo: i32,
-    fmo: i32,
-) -> i32 {
-    // SAFETY: the caller's arguments, under the tsan ABI's contract.
-    unsafe { cas_impl::<u128>(a, c, v, mo, fmo, 0) }
-}
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tsan_atomic128_compare_exchange_val(
-    a: *mut u128,
-    c: u128,
-    v: u128,
-    mo: i32,
-    fmo: i32,
-) -> u128 {
-    // SAFETY: the caller's arguments, under the tsan ABI's contract.
-    unsafe { cas_val_impl::<u128>(a, c, v, mo, fmo, 0) }
+cas128! {
+    __tsan_atomic128_compare_exchange_strong(expected: *mut u128) -> i32 => cas_impl;
+    __tsan_atomic128_compare_exchange_weak(expected: *mut u128) -> i32 => cas_impl;
+    __tsan_atomic128_compare_exchange_val(expected: u128) -> u128 => cas_val_impl;
 }
 
 unsafe extern "C" fn thread_fence_impl(mo: i32, pc: usize) {

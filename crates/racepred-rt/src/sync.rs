@@ -259,88 +259,62 @@ fn acquired(m: usize, r: c_int, pc: usize) -> c_int {
     r
 }
 
-// SAFETY: the type is the C signature of the function named.
-static REAL_MUTEX_LOCK: Real<unsafe extern "C" fn(Mutex) -> c_int> =
-    unsafe { Real::new(c"pthread_mutex_lock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_MUTEX_TRYLOCK: Real<unsafe extern "C" fn(Mutex) -> c_int> =
-    unsafe { Real::new(c"pthread_mutex_trylock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_MUTEX_TIMEDLOCK: Real<unsafe extern "C" fn(Mutex, *const libc::timespec) -> c_int> =
-    unsafe { Real::new(c"pthread_mutex_timedlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_MUTEX_CLOCKLOCK: Real<
-    unsafe extern "C" fn(Mutex, c_int, *const libc::timespec) -> c_int,
-> = unsafe { Real::new(c"pthread_mutex_clocklock") };
+/// Lock calls that may acquire: each `fn NAME(l: L, ARGS) => THEN` forwards to the real
+/// `NAME` (its slot `SLOT`, the Rust side `IMP`, the trampoline's register `REG`: the one
+/// after the arguments), then records what it did with `THEN(l, result, pc)`.
+macro_rules! lock_calls {
+    ($($reg:literal $slot:ident $imp:ident
+        fn $name:ident($l:ident: $lt:ty $(, $a:ident: $t:ty)*) => $then:ident;)*) => {$(
+        // SAFETY: the type is the C signature of the function named.
+        static $slot: Real<unsafe extern "C" fn($lt $(, $t)*) -> c_int> = unsafe {
+            let name = concat!(stringify!($name), "\0").as_bytes();
+            Real::new(match core::ffi::CStr::from_bytes_with_nul(name) {
+                Ok(name) => name,
+                Err(_) => panic!("a function name"),
+            })
+        };
+        unsafe extern "C" fn $imp($l: $lt $(, $a: $t)*, pc: usize) -> c_int {
+            // SAFETY: the caller's arguments, passed on to the function it meant to call.
+            let r = unsafe { $slot.get()($l $(, $a)*) };
+            $then($l as usize, r, pc)
+        }
+        hook!($reg, fn $name($l: $lt $(, $a: $t)*) -> c_int => $imp);
+    )*};
+}
+
+type Mutex = *mut libc::pthread_mutex_t;
+type Spin = *mut libc::pthread_spinlock_t;
+type Ts = *const libc::timespec;
+
+lock_calls! {
+    "rsi" REAL_MUTEX_LOCK mutex_lock_impl fn pthread_mutex_lock(m: Mutex) => acquired;
+    "rsi" REAL_MUTEX_TRYLOCK mutex_trylock_impl fn pthread_mutex_trylock(m: Mutex) => acquired;
+    "rdx" REAL_MUTEX_TIMEDLOCK mutex_timedlock_impl
+        fn pthread_mutex_timedlock(m: Mutex, t: Ts) => acquired;
+    "rcx" REAL_MUTEX_CLOCKLOCK mutex_clocklock_impl
+        fn pthread_mutex_clocklock(m: Mutex, clk: c_int, t: Ts) => acquired;
+    "rsi" REAL_SPIN_LOCK spin_lock_impl fn pthread_spin_lock(s: Spin) => acquired;
+    "rsi" REAL_SPIN_TRYLOCK spin_trylock_impl fn pthread_spin_trylock(s: Spin) => acquired;
+}
+
 // SAFETY: the type is the C signature of the function named.
 static REAL_MUTEX_UNLOCK: Real<unsafe extern "C" fn(Mutex) -> c_int> =
     unsafe { Real::new(c"pthread_mutex_unlock") };
 // SAFETY: the type is the C signature of the function named.
-static REAL_SPIN_LOCK: Real<unsafe extern "C" fn(Spin) -> c_int> =
-    unsafe { Real::new(c"pthread_spin_lock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_SPIN_TRYLOCK: Real<unsafe extern "C" fn(Spin) -> c_int> =
-    unsafe { Real::new(c"pthread_spin_trylock") };
-// SAFETY: the type is the C signature of the function named.
 static REAL_SPIN_UNLOCK: Real<unsafe extern "C" fn(Spin) -> c_int> =
     unsafe { Real::new(c"pthread_spin_unlock") };
 
-type Mutex = *mut libc::pthread_mutex_t;
-type Spin = *mut libc::pthread_spinlock_t;
-
-unsafe extern "C" fn mutex_lock_impl(m: Mutex, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_MUTEX_LOCK.get()(m) };
-    acquired(m as usize, r, pc)
-}
-unsafe extern "C" fn mutex_trylock_impl(m: Mutex, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_MUTEX_TRYLOCK.get()(m) };
-    acquired(m as usize, r, pc)
-}
-unsafe extern "C" fn mutex_timedlock_impl(m: Mutex, t: *const libc::timespec, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_MUTEX_TIMEDLOCK.get()(m, t) };
-    acquired(m as usize, r, pc)
-}
-unsafe extern "C" fn mutex_clocklock_impl(
-    m: Mutex,
-    clk: c_int,
-    t: *const libc::timespec,
-    pc: usize,
-) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_MUTEX_CLOCKLOCK.get()(m, clk, t) };
-    acquired(m as usize, r, pc)
-}
 unsafe extern "C" fn mutex_unlock_impl(m: Mutex, pc: usize) -> c_int {
     record(Kind::Release, ns::MEM, m as usize, pc);
     // SAFETY: the caller's arguments, passed on to the function it meant to call.
     unsafe { REAL_MUTEX_UNLOCK.get()(m) }
-}
-hook!("rsi", fn pthread_mutex_lock(m: Mutex) -> c_int => mutex_lock_impl);
-hook!("rsi", fn pthread_mutex_trylock(m: Mutex) -> c_int => mutex_trylock_impl);
-hook!("rdx", fn pthread_mutex_timedlock(m: Mutex, t: *const libc::timespec) -> c_int => mutex_timedlock_impl);
-hook!("rcx", fn pthread_mutex_clocklock(m: Mutex, clk: c_int, t: *const libc::timespec) -> c_int => mutex_clocklock_impl);
-hook!("rsi", fn pthread_mutex_unlock(m: Mutex) -> c_int => mutex_unlock_impl);
-
-unsafe extern "C" fn spin_lock_impl(s: Spin, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_SPIN_LOCK.get()(s) };
-    acquired(s as usize, r, pc)
-}
-unsafe extern "C" fn spin_trylock_impl(s: Spin, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_SPIN_TRYLOCK.get()(s) };
-    acquired(s as usize, r, pc)
 }
 unsafe extern "C" fn spin_unlock_impl(s: Spin, pc: usize) -> c_int {
     record(Kind::Release, ns::MEM, s as usize, pc);
     // SAFETY: the caller's arguments, passed on to the function it meant to call.
     unsafe { REAL_SPIN_UNLOCK.get()(s) }
 }
-hook!("rsi", fn pthread_spin_lock(s: Spin) -> c_int => spin_lock_impl);
-hook!("rsi", fn pthread_spin_trylock(s: Spin) -> c_int => spin_trylock_impl);
+hook!("rsi", fn pthread_mutex_unlock(m: Mutex) -> c_int => mutex_unlock_impl);
 hook!("rsi", fn pthread_spin_unlock(s: Spin) -> c_int => spin_unlock_impl);
 
 // ---------------------------------------------------------------------------------------
@@ -374,102 +348,40 @@ pub fn unlocking(rw: usize, pc: usize) {
 }
 
 type RwLock = *mut libc::pthread_rwlock_t;
-type Ts = *const libc::timespec;
 
-// SAFETY: the type is the C signature of the function named.
-static REAL_RDLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_rdlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_TRYRDLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_tryrdlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_TIMEDRDLOCK: Real<unsafe extern "C" fn(RwLock, Ts) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_timedrdlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_CLOCKRDLOCK: Real<unsafe extern "C" fn(RwLock, c_int, Ts) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_clockrdlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_WRLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_wrlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_TRYWRLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_trywrlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_TIMEDWRLOCK: Real<unsafe extern "C" fn(RwLock, Ts) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_timedwrlock") };
-// SAFETY: the type is the C signature of the function named.
-static REAL_CLOCKWRLOCK: Real<unsafe extern "C" fn(RwLock, c_int, Ts) -> c_int> =
-    unsafe { Real::new(c"pthread_rwlock_clockwrlock") };
 // SAFETY: the type is the C signature of the function named.
 static REAL_RWUNLOCK: Real<unsafe extern "C" fn(RwLock) -> c_int> =
     unsafe { Real::new(c"pthread_rwlock_unlock") };
 
-fn rd(rw: RwLock, r: c_int, pc: usize) -> c_int {
+fn rd(rw: usize, r: c_int, pc: usize) -> c_int {
     if r == 0 {
-        read_locked(rw as usize, pc);
+        read_locked(rw, pc);
     }
     r
 }
-fn wr(rw: RwLock, r: c_int, pc: usize) -> c_int {
+fn wr(rw: usize, r: c_int, pc: usize) -> c_int {
     if r == 0 {
-        write_locked(rw as usize, pc);
+        write_locked(rw, pc);
     }
     r
 }
 
-unsafe extern "C" fn rdlock_impl(rw: RwLock, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_RDLOCK.get()(rw) };
-    rd(rw, r, pc)
+lock_calls! {
+    "rsi" REAL_RDLOCK rdlock_impl fn pthread_rwlock_rdlock(rw: RwLock) => rd;
+    "rsi" REAL_TRYRDLOCK tryrdlock_impl fn pthread_rwlock_tryrdlock(rw: RwLock) => rd;
+    "rdx" REAL_TIMEDRDLOCK timedrdlock_impl fn pthread_rwlock_timedrdlock(rw: RwLock, t: Ts) => rd;
+    "rcx" REAL_CLOCKRDLOCK clockrdlock_impl fn pthread_rwlock_clockrdlock(rw: RwLock, clk: c_int, t: Ts) => rd;
+    "rsi" REAL_WRLOCK wrlock_impl fn pthread_rwlock_wrlock(rw: RwLock) => wr;
+    "rsi" REAL_TRYWRLOCK trywrlock_impl fn pthread_rwlock_trywrlock(rw: RwLock) => wr;
+    "rdx" REAL_TIMEDWRLOCK timedwrlock_impl fn pthread_rwlock_timedwrlock(rw: RwLock, t: Ts) => wr;
+    "rcx" REAL_CLOCKWRLOCK clockwrlock_impl fn pthread_rwlock_clockwrlock(rw: RwLock, clk: c_int, t: Ts) => wr;
 }
-unsafe extern "C" fn tryrdlock_impl(rw: RwLock, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_TRYRDLOCK.get()(rw) };
-    rd(rw, r, pc)
-}
-unsafe extern "C" fn timedrdlock_impl(rw: RwLock, t: Ts, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_TIMEDRDLOCK.get()(rw, t) };
-    rd(rw, r, pc)
-}
-unsafe extern "C" fn clockrdlock_impl(rw: RwLock, clk: c_int, t: Ts, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_CLOCKRDLOCK.get()(rw, clk, t) };
-    rd(rw, r, pc)
-}
-unsafe extern "C" fn wrlock_impl(rw: RwLock, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_WRLOCK.get()(rw) };
-    wr(rw, r, pc)
-}
-unsafe extern "C" fn trywrlock_impl(rw: RwLock, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_TRYWRLOCK.get()(rw) };
-    wr(rw, r, pc)
-}
-unsafe extern "C" fn timedwrlock_impl(rw: RwLock, t: Ts, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_TIMEDWRLOCK.get()(rw, t) };
-    wr(rw, r, pc)
-}
-unsafe extern "C" fn clockwrlock_impl(rw: RwLock, clk: c_int, t: Ts, pc: usize) -> c_int {
-    // SAFETY: the caller's arguments, passed on to the function it meant to call.
-    let r = unsafe { REAL_CLOCKWRLOCK.get()(rw, clk, t) };
-    wr(rw, r, pc)
-}
+
 unsafe extern "C" fn rwunlock_impl(rw: RwLock, pc: usize) -> c_int {
     unlocking(rw as usize, pc);
     // SAFETY: the caller's arguments, passed on to the function it meant to call.
     unsafe { REAL_RWUNLOCK.get()(rw) }
 }
-hook!("rsi", fn pthread_rwlock_rdlock(rw: RwLock) -> c_int => rdlock_impl);
-hook!("rsi", fn pthread_rwlock_tryrdlock(rw: RwLock) -> c_int => tryrdlock_impl);
-hook!("rdx", fn pthread_rwlock_timedrdlock(rw: RwLock, t: Ts) -> c_int => timedrdlock_impl);
-hook!("rcx", fn pthread_rwlock_clockrdlock(rw: RwLock, clk: c_int, t: Ts) -> c_int => clockrdlock_impl);
-hook!("rsi", fn pthread_rwlock_wrlock(rw: RwLock) -> c_int => wrlock_impl);
-hook!("rsi", fn pthread_rwlock_trywrlock(rw: RwLock) -> c_int => trywrlock_impl);
-hook!("rdx", fn pthread_rwlock_timedwrlock(rw: RwLock, t: Ts) -> c_int => timedwrlock_impl);
-hook!("rcx", fn pthread_rwlock_clockwrlock(rw: RwLock, clk: c_int, t: Ts) -> c_int => clockwrlock_impl);
 hook!("rsi", fn pthread_rwlock_unlock(rw: RwLock) -> c_int => rwunlock_impl);
 
 // ---------------------------------------------------------------------------------------
