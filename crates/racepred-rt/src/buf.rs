@@ -172,8 +172,7 @@ pub struct ThreadBuf {
 #[derive(Clone, Copy)]
 pub struct Private {
     /// Rwlocks this thread holds for writing (their unlock is a writer unlock).
-    write_held: [usize; MAX_WRITE_HELD],
-    n_write_held: usize,
+    write_held: Held<MAX_WRITE_HELD>,
     /// Atomics loaded relaxed since the last acquire fence (a ring), and whether a release
     /// fence was executed (later relaxed stores then publish what preceded it).
     relaxed_loads: [usize; RELAXED_LOADS],
@@ -182,8 +181,7 @@ pub struct Private {
     /// Locks this thread holds (its `acq` events without their `rel` yet; a re-entrant
     /// lock once per acquisition): a child forked now holds them too, so its trace starts
     /// by acquiring them.
-    held: [usize; MAX_HELD],
-    n_held: usize,
+    held: Held<MAX_HELD>,
     /// Chunks this thread has mapped (the writer frees them: the difference is its
     /// backlog).
     made: usize,
@@ -762,12 +760,11 @@ pub fn restart_in_child(pc: usize) {
         }
         NEXT_TID.store(0, Ordering::Relaxed);
         let mut nb = Own(create_buf(t, new_tid()));
-        let (held, n) = (kept.held, kept.n_held);
         // Acquired again below.
-        kept.n_held = 0;
+        let held = core::mem::replace(&mut kept.held, Held::EMPTY);
         kept.made = 1;
         *nb.state() = kept;
-        for &m in &held[..n] {
+        for &m in held.as_slice() {
             push_now(&mut nb, Kind::Acquire, ns::MEM, m, pc);
         }
     });
@@ -776,13 +773,11 @@ pub fn restart_in_child(pc: usize) {
 impl Default for Private {
     fn default() -> Private {
         Private {
-            write_held: [0; MAX_WRITE_HELD],
-            n_write_held: 0,
+            write_held: Held::EMPTY,
             relaxed_loads: [0; RELAXED_LOADS],
             n_relaxed_loads: 0,
             release_fenced: false,
-            held: [0; MAX_HELD],
-            n_held: 0,
+            held: Held::EMPTY,
             made: 0,
         }
     }
@@ -864,53 +859,67 @@ pub fn free_block(addr: usize, size: usize, pc: usize) {
     }
 }
 
-impl Private {
-    /// Notes that this thread now holds rwlock `rw` for writing.
-    pub fn push_write_held(&mut self, rw: usize) {
-        if self.n_write_held < MAX_WRITE_HELD {
-            self.write_held[self.n_write_held] = rw;
-            self.n_write_held += 1;
-        } else {
-            static WARNED: AtomicBool = AtomicBool::new(false);
-            if !WARNED.swap(true, Ordering::Relaxed) {
-                say(b"racepred-rt: a thread holds more than 32 rwlocks for writing; the trace may be ill-formed\n");
-            }
+/// Locks a thread holds, latest last: at most `N` (one more is said once, and not kept).
+#[derive(Clone, Copy)]
+struct Held<const N: usize> {
+    items: [usize; N],
+    n: usize,
+}
+
+impl<const N: usize> Held<N> {
+    const EMPTY: Held<N> = Held {
+        items: [0; N],
+        n: 0,
+    };
+
+    fn push(&mut self, x: usize, warned: &AtomicBool, full: &[u8]) {
+        if self.n < N {
+            self.items[self.n] = x;
+            self.n += 1;
+        } else if !warned.swap(true, Ordering::Relaxed) {
+            say(full);
         }
     }
 
-    /// Whether this thread holds rwlock `rw` for writing; if so, forgets it (the unlock).
-    pub fn take_write_held(&mut self, rw: usize) -> bool {
-        let n = self.n_write_held;
-        match self.write_held[..n].iter().rposition(|&x| x == rw) {
+    /// Whether `x` is held; if so, forgets its latest entry.
+    fn take(&mut self, x: usize) -> bool {
+        let n = self.n;
+        match self.items[..n].iter().rposition(|&y| y == x) {
             Some(i) => {
-                self.write_held.copy_within(i + 1..n, i);
-                self.n_write_held = n - 1;
+                self.items.copy_within(i + 1..n, i);
+                self.n = n - 1;
                 true
             }
             None => false,
         }
     }
 
+    fn as_slice(&self) -> &[usize] {
+        &self.items[..self.n]
+    }
+}
+
+impl Private {
+    /// Notes that this thread now holds rwlock `rw` for writing.
+    pub fn push_write_held(&mut self, rw: usize) {
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        self.write_held.push(rw, &WARNED, b"racepred-rt: a thread holds more than 32 rwlocks for writing; the trace may be ill-formed\n");
+    }
+
+    /// Whether this thread holds rwlock `rw` for writing; if so, forgets it (the unlock).
+    pub fn take_write_held(&mut self, rw: usize) -> bool {
+        self.write_held.take(rw)
+    }
+
     /// Notes that this thread acquired lock `m`.
     fn note_held(&mut self, m: usize) {
-        if self.n_held < MAX_HELD {
-            self.held[self.n_held] = m;
-            self.n_held += 1;
-        } else {
-            static WARNED: AtomicBool = AtomicBool::new(false);
-            if !WARNED.swap(true, Ordering::Relaxed) {
-                say(b"racepred-rt: a thread holds more than 64 locks; a child forked now may have an ill-formed trace\n");
-            }
-        }
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        self.held.push(m, &WARNED, b"racepred-rt: a thread holds more than 64 locks; a child forked now may have an ill-formed trace\n");
     }
 
     /// Notes that this thread released lock `m` (its latest acquisition).
     fn forget_held(&mut self, m: usize) {
-        let n = self.n_held;
-        if let Some(i) = self.held[..n].iter().rposition(|&x| x == m) {
-            self.held.copy_within(i + 1..n, i);
-            self.n_held = n - 1;
-        }
+        self.held.take(m);
     }
 
     /// Remembers a relaxed load of `a` for the next acquire fence.
