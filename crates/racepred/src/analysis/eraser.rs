@@ -261,6 +261,7 @@ fn build_report(a: &mut Lockset) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::parse_events;
     use crate::trace::Trace;
 
     fn run(events: Vec<Event>) -> RaceReport {
@@ -271,15 +272,9 @@ mod tests {
     #[test]
     fn protected_accesses_are_not_pairs() {
         use Event as E;
-        let r = run(vec![
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::write(1, 0),
-            E::release(1, 0),
-            E::read(1, 0),
-        ]);
+        let r = run(parse_events(
+            "T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T1|rel(L0) T1|r(V0)",
+        ));
         assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(1, 6)]);
         // Eraser: exclusive(T0) → shared-modified {L0} → read with {} empties C(v).
         assert_eq!(r.racy_set().into_iter().collect::<Vec<_>>(), vec![6]);
@@ -290,12 +285,7 @@ mod tests {
     fn eraser_tolerates_initialisation_and_read_sharing() {
         use Event as E;
         // Exclusive writes by T0, then unprotected reads by T1 and T2: shared, no report.
-        let r = run(vec![
-            E::write(0, 0),
-            E::write(0, 0),
-            E::read(1, 0),
-            E::read(2, 0),
-        ]);
+        let r = run(parse_events("T0|w(V0) T0|w(V0) T1|r(V0) T2|r(V0)"));
         assert!(r.racy_events.is_empty());
         // Lockset pairs do not know about initialisation.
         assert_eq!(r.pair_set().len(), 4);
@@ -306,14 +296,9 @@ mod tests {
         // w3po Example 3.2 (right): T1: w(x) acq(y) rel(y); T2: acq(y) rel(y) w(x)
         // (our reading). HB orders the writes; lockset reports them.
         use Event as E;
-        let r = run(vec![
-            E::write(0, 0),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::write(1, 0),
-        ]);
+        let r = run(parse_events(
+            "T0|w(V0) T0|acq(L0) T0|rel(L0) T1|acq(L0) T1|rel(L0) T1|w(V0)",
+        ));
         assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(0, 5)]);
     }
 
@@ -340,14 +325,7 @@ mod tests {
     #[test]
     fn default_lists_each_variables_first_violation() {
         use Event as E;
-        let events = vec![
-            E::write(0, 0),
-            E::write(1, 0),
-            E::read(0, 0),
-            E::write(0, 1),
-            E::write(1, 1),
-            E::write(1, 0),
-        ];
+        let events = parse_events("T0|w(V0) T1|w(V0) T0|r(V0) T0|w(V1) T1|w(V1) T1|w(V0)");
         let all = run(events.clone());
         assert_eq!(
             all.racy_set().into_iter().collect::<Vec<_>>(),

@@ -353,6 +353,7 @@ mod tests {
     use super::*;
     use crate::analysis::run_trace;
     use crate::clock::TreeClock;
+    use crate::gen::parse_events;
     use crate::trace::{CondId, LocId, Trace};
 
     pub(crate) fn racy_of(a: Box<dyn Analysis>, t: &Trace) -> Vec<u64> {
@@ -366,19 +367,12 @@ mod tests {
 
     #[test]
     fn lock_orders_and_unprotected_races() {
-        let t = Trace::from_events(vec![
-            Event::acquire(0, 0),
-            Event::write(0, 0),
-            Event::release(0, 0),
-            Event::acquire(1, 0),
-            Event::write(1, 0),
-            Event::release(1, 0),
-            Event::read(1, 1),
-            Event::write(0, 1), // races with T1's read
-            Event::read(0, 0),  // races with T1's write (T0 never acquired after T1)
-            Event::acquire(0, 0),
-            Event::read(0, 0), // ordered now
-        ]);
+        // T0's w(V1) (7) races with T1's read, its r(V0) (8) with T1's write (T0 never
+        // acquired after T1); the last read is ordered by the lock.
+        let t = Trace::from_events(parse_events(
+            "T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T1|rel(L0) T1|r(V1) \
+             T0|w(V1) T0|r(V0) T0|acq(L0) T0|r(V0)",
+        ));
         assert_eq!(racy_of(Box::new(hb::<VectorClock>()), &t), vec![7, 8]);
         assert_eq!(racy_of(Box::new(hb::<TreeClock>()), &t), vec![7, 8]);
     }

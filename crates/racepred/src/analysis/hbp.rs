@@ -453,6 +453,7 @@ mod tests {
     use super::*;
     use crate::analysis::{run_trace, Analysis};
     use crate::clock::{TreeClock, VectorClock};
+    use crate::gen::parse_events;
     use crate::trace::Trace;
     use std::collections::BTreeSet;
 
@@ -573,14 +574,9 @@ mod tests {
     /// write races with both. The single pass sees only the latest.
     #[test]
     fn replaced_access_is_recovered() {
-        let t = Trace::from_events(vec![
-            Event::write(0, 0),
-            Event::write(0, 0),
-            Event::write(1, 0),
-            Event::read(1, 1),
-            Event::read(1, 1),
-            Event::write(0, 1),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|w(V0) T0|w(V0) T1|w(V0) T1|r(V1) T1|r(V1) T0|w(V1)",
+        ));
         let all: BTreeSet<_> = [(0, 2), (1, 2), (3, 5), (4, 5)].into();
         assert_eq!(pairs(Box::new(hbp::<VectorClock>(false)), &t), all);
         assert_eq!(pairs(Box::new(hbp::<TreeClock>(false)), &t), all);
@@ -591,14 +587,9 @@ mod tests {
     #[test]
     fn history_is_pruned_below_ordered_accesses() {
         // T0: w w; rel; T1: acq; w — all ordered; then T2's read races with all three.
-        let t = Trace::from_events(vec![
-            Event::write(0, 0),
-            Event::write(0, 0),
-            Event::release(0, 0),
-            Event::acquire(1, 0),
-            Event::write(1, 0),
-            Event::read(2, 0),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|w(V0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T2|r(V0)",
+        ));
         let all: BTreeSet<_> = [(0, 5), (1, 5), (4, 5)].into();
         assert_eq!(pairs(Box::new(hbp::<VectorClock>(false)), &t), all);
         let mut e = t.events.clone();

@@ -82,6 +82,7 @@ mod tests {
     use crate::analysis::hbp::hbp;
     use crate::analysis::{run_trace, Analysis};
     use crate::clock::{TreeClock, VectorClock};
+    use crate::gen::parse_events;
     use crate::trace::{Event, Trace};
     use std::collections::BTreeSet;
 
@@ -132,14 +133,9 @@ mod tests {
     #[test]
     fn wrd_pair_needs_another_path_to_be_ordered() {
         // The last write is also ordered by a lock: not a race.
-        let t = Trace::from_events(vec![
-            Event::acquire(0, 0),
-            Event::write(0, 0),
-            Event::release(0, 0),
-            Event::acquire(1, 0),
-            Event::read(1, 0),
-            Event::release(1, 0),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|r(V0) T1|rel(L0)",
+        ));
         assert!(run(Box::new(shbp::<VectorClock>(false)), &t)
             .pairs
             .is_empty());
@@ -151,11 +147,7 @@ mod tests {
     #[test]
     fn non_last_write_read_pair_is_reported_when_unordered() {
         // w(x)@T0, w(x)@T1, r(x)@T2: the read depends on T1's write only.
-        let t = Trace::from_events(vec![
-            Event::write(0, 0),
-            Event::write(1, 0),
-            Event::read(2, 0),
-        ]);
+        let t = Trace::from_events(parse_events("T0|w(V0) T1|w(V0) T2|r(V0)"));
         let want: BTreeSet<_> = [(0, 1), (0, 2), (1, 2)].into();
         assert_eq!(
             run(Box::new(shbp::<VectorClock>(false)), &t).pair_set(),

@@ -270,6 +270,7 @@ fn build_report(a: &mut TsanHybrid) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::parse_events;
     use crate::trace::{LocId, Trace};
 
     fn run(events: Vec<Event>) -> RaceReport {
@@ -280,31 +281,15 @@ mod tests {
     #[test]
     fn fork_join_order_but_locks_do_not() {
         use Event as E;
-        let r = run(vec![
-            E::write(0, 0),
-            E::fork(0, 1),
-            E::write(1, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::join(0, 1),
-            E::write(0, 0),
-            E::fork(0, 2),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::acquire(2, 0),
-            E::release(2, 0),
-            E::read(2, 0),
-        ]);
+        let r = run(parse_events(
+            "T0|w(V0) T0|fork(T1) T1|w(V0) T1|acq(L0) T1|rel(L0) T0|join(T1) T0|w(V0) \
+             T0|fork(T2) T0|acq(L0) T0|rel(L0) T2|acq(L0) T2|rel(L0) T2|r(V0)",
+        ));
         // fork/join order 0<2<6<12; lock 8-9 → 10-11 is not an edge, but 6 → fork → 12.
         assert!(r.pairs.is_empty());
-        let r = run(vec![
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::read(1, 0),
-        ]);
+        let r = run(parse_events(
+            "T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|rel(L0) T1|r(V0)",
+        ));
         assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(1, 5)]);
     }
 
