@@ -61,7 +61,7 @@ use super::slices::two;
 use super::{Analysis, Side};
 use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
-use crate::report::{RaceReport, ReportKind};
+use crate::report::RaceReport;
 use crate::trace::{Event, LocId, Names, Op, ThreadId};
 
 /// A released critical section.
@@ -547,8 +547,7 @@ impl Analysis for W3po {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut W3po) -> RaceReport {
-    let mut r = RaceReport::new(AnalysisKind::W3po.name(), ReportKind::Pairs);
-    a.pairs.into_report(&mut r, &a.hold.table);
+    let mut r = a.pairs.report(AnalysisKind::W3po, &a.hold.table);
     match a.history {
         None => r.notes.push(
             "mode: complete (full history of replaced events): every Lockset-W3 potential \

@@ -32,7 +32,8 @@ mod pairs;
 mod tests;
 
 pub use history::HistoryLog;
-pub use pairs::{run_looking_ahead, Pairs};
+pub(crate) use pairs::sharded_lockset_analysis;
+pub use pairs::{run_block, run_looking_ahead, LocksetFields, Pairs, ShardedLockset};
 
 /// No class or entry (end of a list).
 const NIL: u32 = u32::MAX;
