@@ -444,22 +444,19 @@ impl W3po {
             Op::Release => self.release(t, ev, time),
             Op::Write => self.write::<WHOLE>(index, ev, t, time),
             Op::Read => self.read::<WHOLE>(index, ev, t, time),
-            Op::Fork => {
+            // The child's clock starts from its parent's; a join takes the child's, and a
+            // child without events still ends after its fork (fork → join edge).
+            Op::Fork | Op::Join => {
                 let u = ev.other_thread();
                 if u != t {
                     self.ensure_thread(u);
                     let (a, b) = two(&mut self.clocks, t.index(), u.index());
-                    b.join(a);
-                }
-            }
-            Op::Join => {
-                let u = ev.other_thread();
-                // A child without events still ends after its fork (fork → join edge).
-                if u != t {
-                    self.ensure_thread(u);
-                    let (a, b) = two(&mut self.clocks, t.index(), u.index());
-                    a.join(b);
-                    self.weak_wcp(t, None);
+                    if ev.op == Op::Fork {
+                        b.join(a);
+                    } else {
+                        a.join(b);
+                        self.weak_wcp(t, None);
+                    }
                 }
             }
             // The latest vw(X) / sig(C) publishes the thread's clock; vr(X) / wait(C) joins it.
