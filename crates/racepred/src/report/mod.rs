@@ -657,6 +657,16 @@ impl DenseSet {
     }
 }
 
+/// The text that `write` writes into a buffer (for the report writers' tests).
+#[cfg(test)]
+pub(crate) fn written<E: std::fmt::Debug>(
+    write: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
+) -> String {
+    let mut out = Vec::new();
+    write(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

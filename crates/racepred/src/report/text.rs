@@ -307,6 +307,7 @@ pub fn write_verdicts<W: Write + ?Sized>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::report::written;
     use crate::report::{EventLines, RacePair, RacyEvent, ReportKind};
     use crate::trace::{LocId, Op, ThreadId, Trace};
 
@@ -412,9 +413,7 @@ pub(crate) mod tests {
         let r = crate::analysis::run_one(&t, a);
         let mut ctx = ReportContext::new("t.csv", &t.names);
         ctx.lines = EventLines::of_trace(&t.lines);
-        let mut out = Vec::new();
-        write_report(&mut out, &r, &ctx).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| write_report(out, &r, &ctx));
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             &lines[..4],
@@ -440,9 +439,7 @@ pub(crate) mod tests {
         let mut ctx = ReportContext::new("x.std", &t.names);
         ctx.locations = Some(&table);
         ctx.lines = EventLines::of_trace(&lines);
-        let mut out = Vec::new();
-        write_reports(&mut out, std::slice::from_ref(&r), &ctx).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| write_reports(out, std::slice::from_ref(&r), &ctx));
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             lines[0],
@@ -464,10 +461,8 @@ pub(crate) mod tests {
         // One event per line: no line numbers.
         ctx.lines = EventLines::OnePerLine;
         ctx.locations = None;
-        let mut out = Vec::new();
-        write_reports(&mut out, std::slice::from_ref(&r), &ctx).unwrap();
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            written(|out| write_reports(out, std::slice::from_ref(&r), &ctx)),
             to_text(&r, "x.std", &t.names)
         );
         assert_eq!(r.shown_events(), vec![0, 1, 2, 4, 5]);
