@@ -50,6 +50,14 @@ pub struct FastTrackAccesses {
 }
 
 impl FastTrackAccesses {
+    /// An access `ev` with its thread's clock `c`: its variable, its epoch and the
+    /// variable's state before it.
+    #[inline(always)]
+    fn access<C: Clock>(&mut self, ev: &Event, c: &C) -> (usize, Epoch, VarState) {
+        let x = ev.target as usize;
+        (x, Epoch::new(ev.thread, c.get(ev.thread)), *self.var(x))
+    }
+
     #[inline]
     fn var(&mut self, x: usize) -> &mut VarState {
         if x >= self.vars.len() {
@@ -82,9 +90,7 @@ impl FastTrackAccesses {
 impl<C: Clock> Accesses<C> for FastTrackAccesses {
     #[inline(always)]
     fn read(&mut self, index: u64, ev: &Event, c: &C) {
-        let x = ev.target as usize;
-        let now = Epoch::new(ev.thread, c.get(ev.thread));
-        let s = *self.var(x);
+        let (x, now, s) = self.access(ev, c);
         if s.r == now {
             return; // [READ SAME EPOCH]
         }
@@ -107,9 +113,7 @@ impl<C: Clock> Accesses<C> for FastTrackAccesses {
 
     #[inline(always)]
     fn write(&mut self, index: u64, ev: &Event, c: &C) {
-        let x = ev.target as usize;
-        let now = Epoch::new(ev.thread, c.get(ev.thread));
-        let s = *self.var(x);
+        let (x, now, s) = self.access(ev, c);
         if s.w == now {
             return; // [WRITE SAME EPOCH]
         }

@@ -430,21 +430,35 @@ pub fn hbp<C: Clock>(streaming: bool) -> Hbp<C> {
 
 /// [`hbp`], with its pairs grouped by location pair if `grouped` ([`PairGroups`]).
 pub fn hbp_with<C: Clock>(streaming: bool, grouped: bool) -> Hbp<C> {
-    let mut acc = PairAccesses::new(false, streaming);
+    let complete = "(every HB-unordered conflicting pair)";
+    pair_engine(AnalysisKind::Hbp, (3, complete), streaming, grouped)
+}
+
+/// The pair analysis `kind` of the HB family (HBP, or SHBP with SHB's last-write edges):
+/// Alg. `alg` of its paper as published if `streaming`, else complete (finding what its
+/// note `complete` says), its pairs grouped by location pair if `grouped`.
+pub(super) fn pair_engine<C: Clock>(
+    kind: AnalysisKind,
+    (alg, complete): (u32, &str),
+    streaming: bool,
+    grouped: bool,
+) -> HbEngine<C, PairAccesses> {
+    let shb = kind == AnalysisKind::Shbp;
+    let mut acc = PairAccesses::new(shb, streaming);
     if grouped {
         acc = acc.grouped();
     }
-    let e = HbEngine::new(AnalysisKind::Hbp.name(), false, acc);
+    let e = HbEngine::new(kind.name(), shb, acc);
     if streaming {
-        e.note(
-            "streaming: Alg. 3 as published (single pass; misses pairs whose earlier access \
-             was replaced by a later one ordered after it)",
-        )
+        e.note(format!(
+            "streaming: Alg. {alg} as published (single pass; misses pairs whose earlier \
+             access was replaced by a later one ordered after it)"
+        ))
     } else {
-        e.note(
-            "complete: Alg. 3 with the history of replaced accesses walked at each access \
-             (every HB-unordered conflicting pair)",
-        )
+        e.note(format!(
+            "complete: Alg. {alg} with the history of replaced accesses walked at each access \
+             {complete}"
+        ))
     }
 }
 

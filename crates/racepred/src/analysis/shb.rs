@@ -57,22 +57,8 @@ pub fn shbp<C: Clock>(streaming: bool) -> Shbp<C> {
 
 /// [`shbp`], with its pairs grouped by location pair if `grouped`.
 pub fn shbp_with<C: Clock>(streaming: bool, grouped: bool) -> Shbp<C> {
-    let mut acc = PairAccesses::new(true, streaming);
-    if grouped {
-        acc = acc.grouped();
-    }
-    let e = HbEngine::new(AnalysisKind::Shbp.name(), true, acc);
-    if streaming {
-        e.note(
-            "streaming: Alg. 4 as published (single pass; misses pairs whose earlier access \
-             was replaced by a later one ordered after it)",
-        )
-    } else {
-        e.note(
-            "complete: Alg. 4 with the history of replaced accesses walked at each access \
-             (every SHB-unordered conflicting pair and every SHB WRD race pair)",
-        )
-    }
+    let complete = "(every SHB-unordered conflicting pair and every SHB WRD race pair)";
+    super::hbp::pair_engine(AnalysisKind::Shbp, (4, complete), streaming, grouped)
 }
 
 #[cfg(test)]
