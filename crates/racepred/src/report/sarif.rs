@@ -127,16 +127,7 @@ fn location(
         (name, "member")
     };
     let mut v = match split_source(name) {
-        Some((path, line, col)) => {
-            let mut region = json!({ "startLine": line });
-            if let Some(c) = col.filter(|&c| c > 0) {
-                region["startColumn"] = c.into();
-            }
-            json!({"physicalLocation": {
-                "artifactLocation": artifact(path, ctx.source_root, ctx.source_index),
-                "region": region,
-            }})
-        }
+        Some(source) => physical_location(ctx, source),
         None => json!({"logicalLocations": [{"name": logical, "kind": kind}]}),
     };
     if let Some(id) = id {
@@ -222,18 +213,25 @@ fn stacks(ctx: &ReportContext<'_>, events: &[(u64, LocId, &str)]) -> Option<Valu
 /// A call site named `file:line:col` (or anything else, as a logical location).
 fn frame_location(ctx: &ReportContext<'_>, name: &str) -> Value {
     match split_source(name) {
-        Some((file, line, col)) => {
-            let mut region = json!({"startLine": line});
-            if let Some(c) = col.filter(|&c| c > 0) {
-                region["startColumn"] = c.into();
-            }
-            json!({"physicalLocation": {
-                "artifactLocation": artifact(file, ctx.source_root, ctx.source_index),
-                "region": region,
-            }})
-        }
+        Some(source) => physical_location(ctx, source),
         None => json!({"logicalLocations": [{"name": name}]}),
     }
+}
+
+/// The SARIF physical location of source position `(path, line, column)` (a column of 0
+/// or none is left out).
+fn physical_location(
+    ctx: &ReportContext<'_>,
+    (path, line, col): (&str, u64, Option<u64>),
+) -> Value {
+    let mut region = json!({ "startLine": line });
+    if let Some(c) = col.filter(|&c| c > 0) {
+        region["startColumn"] = c.into();
+    }
+    json!({"physicalLocation": {
+        "artifactLocation": artifact(path, ctx.source_root, ctx.source_index),
+        "region": region,
+    }})
 }
 
 fn pair_result(
