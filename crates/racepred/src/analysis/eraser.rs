@@ -31,7 +31,7 @@
 //! need not be LIFO.
 
 use super::locksets::{
-    sharded_lockset_analysis, Holdings, LocksetTable, LsId, Pairs, ShardedLockset,
+    sharded_lockset_analysis, Check, Holdings, LocksetTable, LsId, Pairs, ShardedLockset,
 };
 use super::shard::VarShard;
 use super::{Analysis, Side};
@@ -160,8 +160,9 @@ impl ShardedLockset for Lockset {
     #[inline(always)]
     fn access(&mut self, index: u64, ev: &Event) {
         let ls = self.hold.lockset(ev.thread);
-        let (table, w) = (&self.hold.table, ev.is_write());
-        self.pairs.check_push_without_clock(table, ls, w, index, ev);
+        let table = &self.hold.table;
+        let check = Check::new(table, ls, None, 0, ev.is_write(), index, ev);
+        self.pairs.check_push(check);
         self.eraser(index, ev, ls);
     }
 

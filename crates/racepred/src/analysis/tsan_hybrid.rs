@@ -27,7 +27,7 @@
 //! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
 //! kept by every correct reordering). Unsound in general.
 
-use super::locksets::{sharded_lockset_analysis, Holdings, Pairs, ShardedLockset};
+use super::locksets::{sharded_lockset_analysis, Check, Holdings, Pairs, ShardedLockset};
 use super::shard::VarShard;
 use super::slices::two;
 use super::{Analysis, Side};
@@ -188,8 +188,8 @@ impl ShardedLockset for TsanHybrid {
         let (t, w) = (ev.thread, ev.is_write());
         let (table, ls) = (&self.hold.table, self.hold.lockset(t));
         let clock = &*self.clocks.thread(t);
-        self.pairs
-            .check_push(table, ls, clock, clock.get(t), w, index, ev);
+        let check = Check::new(table, ls, Some(clock), clock.get(t), w, index, ev);
+        self.pairs.check_push(check);
     }
 
     #[inline(always)]
