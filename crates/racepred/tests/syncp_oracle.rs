@@ -60,18 +60,7 @@ fn witnesses_replay(t: &Trace, r: &RaceReport) -> Result<(), String> {
 /// threads are a race.
 fn brute_sync_preserving(t: &Trace) -> BTreeSet<(u64, u64)> {
     let ev = &t.events;
-    let nt = ev
-        .iter()
-        .map(|e| {
-            let o = if matches!(e.op, Op::Fork | Op::Join) {
-                e.target + 1
-            } else {
-                0
-            };
-            (e.thread.0 + 1).max(o)
-        })
-        .max()
-        .unwrap_or(0) as usize;
+    let nt = common::thread_count(t);
     let mut seq = vec![Vec::new(); nt];
     let mut fork_of = vec![None; nt];
     let mut src = vec![None; ev.len()];
