@@ -153,17 +153,9 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
 
 /// `VAR between LOC (THREAD, event N) and LOC (THREAD, event M)` for a pair's message.
 fn between(ctx: &ReportContext<'_>, p: &crate::report::RacePair) -> String {
-    let (names, locs) = (ctx.names, ctx.locs());
-    format!(
-        "{} between {} ({}, {}) and {} ({}, {})",
-        names.var(p.first_event.var()),
-        locs.show(p.first_event.loc),
-        names.thread(p.first_event.thread),
-        event_at(ctx, p.first),
-        locs.show(p.second_event.loc),
-        names.thread(p.second_event.thread),
-        event_at(ctx, p.second),
-    )
+    let (var, [l0, l1], [t0, t1]) = ctx.pair_places(p);
+    let (e0, e1) = (event_at(ctx, p.first), event_at(ctx, p.second));
+    format!("{var} between {l0} ({t0}, {e0}) and {l1} ({t1}, {e1})")
 }
 
 /// Adds a run's invocation (unsuccessful, with a notification, when the run is incomplete:

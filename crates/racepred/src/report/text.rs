@@ -54,17 +54,9 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
 
 /// `VAR at LOC -> LOC  (first: event N in T, event M in U)`: a pair in a report line.
 fn pair_at(ctx: &ReportContext<'_>, p: &super::RacePair) -> String {
-    let (names, locs) = (ctx.names, ctx.locs());
-    format!(
-        "{} at {} -> {}  (first: {} in {}, {} in {})",
-        names.var(p.first_event.var()),
-        locs.show(p.first_event.loc),
-        locs.show(p.second_event.loc),
-        event_at(ctx, p.first),
-        names.thread(p.first_event.thread),
-        event_at(ctx, p.second),
-        names.thread(p.second_event.thread),
-    )
+    let (var, [l0, l1], [t0, t1]) = ctx.pair_places(p);
+    let (e0, e1) = (event_at(ctx, p.first), event_at(ctx, p.second));
+    format!("{var} at {l0} -> {l1}  (first: {e0} in {t0}, {e1} in {t1})")
 }
 
 /// The `locations: FILE (N of M trace locations mapped)` line, when a table is in use.
