@@ -36,6 +36,14 @@ fn actions(max: usize, kinds: u8) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..kinds, 0u8..4), 0..max)
 }
 
+/// A trace of `from_actions` on `actions(max, 12)` of 2 to 4 threads, 2 variables and 2
+/// locks, with 1 to 4 of 4 locations ([`common::with_locs`]).
+fn located_trace(max: usize) -> impl Strategy<Value = Trace> {
+    let locs = proptest::collection::vec(0u8..4, 1..5);
+    (actions(max, 12), 2u32..5, locs)
+        .prop_map(|(a, threads, locs)| common::with_locs(&from_actions(threads, 2, 2, &a), &locs))
+}
+
 /// Every cut of `r` replays as a witness of its pair.
 fn witnesses_replay(t: &Trace, r: &RaceReport) -> Result<(), String> {
     let vt = ValueTrace::from_trace(t.clone());
@@ -218,12 +226,7 @@ proptest! {
     /// instance may differ: a later access of a group is only looked at when its own group
     /// has not yet counted it).
     #[test]
-    fn osr_grouped_has_the_groups_of_all_pairs(
-        a in actions(30, 12),
-        threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn osr_grouped_has_the_groups_of_all_pairs(t in located_trace(30)) {
         let all = osr(&t, true);
         let grouped = osr(&t, false);
         prop_assert_eq!(grouped.group_keys(), all.grouped().group_keys());
@@ -235,12 +238,7 @@ proptest! {
 
     /// `trf` is complete: every location group with a predictable pair is among its groups.
     #[test]
-    fn trf_contains_every_predictable_group(
-        a in actions(22, 12),
-        threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn trf_contains_every_predictable_group(t in located_trace(22)) {
         let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = analysis::run_one(&t, Box::new(SyncP::trf_candidates()));
         let groups = r.group_keys();
@@ -264,12 +262,7 @@ proptest! {
     /// Grouped mode: the full list grouped, with the same first instances and counts; the
     /// racy events are the second events of the pairs.
     #[test]
-    fn grouped_equals_all_pairs_grouped(
-        a in actions(40, 12),
-        threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn grouped_equals_all_pairs_grouped(t in located_trace(40)) {
         let all = syncp(&t, true);
         let grouped = syncp(&t, false);
         let want = all.grouped();
