@@ -16,7 +16,7 @@ mod common;
 use proptest::prelude::*;
 use racepred::analysis::{self, syncp::SyncP, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
-use racepred::oracle::{analyze, OracleConfig};
+use racepred::oracle::{analyze, OracleConfig, OracleResult};
 use racepred::report::RaceReport;
 use racepred::trace::std_format::StdReader;
 use racepred::trace::values::ValueTrace;
@@ -34,6 +34,21 @@ fn osr(t: &Trace, all_pairs: bool) -> RaceReport {
 
 fn actions(max: usize, kinds: u8) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..kinds, 0u8..4), 0..max)
+}
+
+/// [`witnesses_replay`] as a property: a failure names the trace.
+fn replays(t: &Trace, r: &RaceReport) -> Result<(), TestCaseError> {
+    witnesses_replay(t, r).map_err(|e| TestCaseError::fail(format!("{e} on {:?}", t.events)))
+}
+
+/// The oracle's answer on `t`, once it has checked that every pair of `r` is a predictable
+/// race of `t`.
+fn sound(t: &Trace, r: &RaceReport) -> Result<OracleResult, TestCaseError> {
+    let o = analyze(t, &OracleConfig::default()).unwrap();
+    let p = r.pair_set();
+    let extra: Vec<_> = p.difference(&o.predictable).collect();
+    prop_assert!(extra.is_empty(), "unsound: {:?} on {:?}", extra, t.events);
+    Ok(o)
 }
 
 /// A trace of `from_actions` on `actions(max, 12)` of 2 to 4 threads, 2 variables and 2
@@ -187,23 +202,17 @@ proptest! {
         let t = from_actions(threads, 2, 2, &a);
         let r = syncp(&t, true);
         prop_assert_eq!(r.pair_set(), brute_sync_preserving(&t), "trace {:?}", t.events);
-        if let Err(e) = witnesses_replay(&t, &r) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &r)?;
     }
 
     /// With volatiles, forks and joins: sound, and at least the trace-specific pairs.
     #[test]
     fn sound_with_volatiles(a in actions(22, 12), threads in 2u32..5) {
         let t = from_actions(threads, 2, 2, &a);
-        let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = syncp(&t, true);
-        let p = r.pair_set();
-        prop_assert!(p.is_subset(&o.predictable), "unsound: {:?} on {:?}", p.difference(&o.predictable).collect::<Vec<_>>(), t.events);
+        let (o, p) = (sound(&t, &r)?, r.pair_set());
         prop_assert!(o.trace_specific.is_subset(&p), "missed: {:?}", o.trace_specific.difference(&p).collect::<Vec<_>>());
-        if let Err(e) = witnesses_replay(&t, &r) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &r)?;
     }
 
     /// OSR: sound (every pair predictable, every witness schedule replays) and contains the
@@ -211,15 +220,11 @@ proptest! {
     #[test]
     fn osr_sound_and_contains_syncp(a in actions(22, 12), threads in 2u32..5) {
         let t = from_actions(threads, 2, 2, &a);
-        let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = osr(&t, true);
-        let p = r.pair_set();
-        prop_assert!(p.is_subset(&o.predictable), "unsound: {:?} on {:?}", p.difference(&o.predictable).collect::<Vec<_>>(), t.events);
-        let s = syncp(&t, true).pair_set();
+        sound(&t, &r)?;
+        let (p, s) = (r.pair_set(), syncp(&t, true).pair_set());
         prop_assert!(s.is_subset(&p), "syncp only: {:?}", s.difference(&p).collect::<Vec<_>>());
-        if let Err(e) = witnesses_replay(&t, &r) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &r)?;
     }
 
     /// OSR's grouped report: the location groups of its full list (each group's first
@@ -231,9 +236,7 @@ proptest! {
         let grouped = osr(&t, false);
         prop_assert_eq!(grouped.group_keys(), all.grouped().group_keys());
         prop_assert_eq!(&grouped.group_counts, &all.grouped().group_counts);
-        if let Err(e) = witnesses_replay(&t, &grouped) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &grouped)?;
     }
 
     /// `trf` is complete: every location group with a predictable pair is among its groups.
@@ -271,9 +274,7 @@ proptest! {
         let seconds: std::collections::BTreeSet<u64> = all.pairs.iter().map(|p| p.second).collect();
         prop_assert_eq!(all.racy_set(), seconds);
         prop_assert_eq!(grouped.racy_total(), all.racy_events.len() as u64);
-        if let Err(e) = witnesses_replay(&t, &grouped) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &grouped)?;
     }
 }
 
