@@ -19,7 +19,7 @@ use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig, OracleResult};
 use racepred::report::RaceReport;
-use racepred::trace::{Event, Trace};
+use racepred::trace::Trace;
 
 fn run(t: &Trace, kind: AnalysisKind) -> RaceReport {
     let a = create(kind, &AnalysisOptions::default()).expect("analysis exists");

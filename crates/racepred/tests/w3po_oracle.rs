@@ -11,7 +11,7 @@ use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, w
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
 use racepred::report::{place, GroupKey};
-use racepred::trace::{Event, Trace};
+use racepred::trace::Trace;
 use std::collections::BTreeSet;
 
 fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
