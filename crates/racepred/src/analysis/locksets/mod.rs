@@ -422,10 +422,10 @@ impl AccessLog {
         &list[from..]
     }
 
-    /// Calls `f(u, access, is_write)` for every logged access of `x` by a thread `u ≠ t`
-    /// whose lockset passes `group`, that is not known to `clock` (its time exceeds
-    /// `clock(u)`; every access when `clock` is `None`), writes always and reads when
-    /// `reads` is set.
+    /// Calls `f(u, accesses, is_write)` with every list of logged accesses of `x` by a thread
+    /// `u ≠ t` whose lockset passes `group`, that are not known to `clock` (their time
+    /// exceeds `clock(u)`; every access when `clock` is `None`): writes always and reads when
+    /// `reads` is set. Counting them takes `O(threads × groups × log)`.
     #[inline]
     pub fn for_unordered(
         &self,
@@ -434,7 +434,7 @@ impl AccessLog {
         clock: Option<&VectorClock>,
         reads: bool,
         group: impl Fn(LsId) -> bool,
-        mut f: impl FnMut(ThreadId, &Access, bool),
+        mut f: impl FnMut(ThreadId, &[Access], bool),
     ) {
         let Some(per) = self.vars.get(x.index()) else {
             return;
@@ -446,45 +446,12 @@ impl AccessLog {
             let u = ThreadId(u as u32);
             let known = clock.map(|c| c.get(u));
             for g in groups.iter().filter(|g| group(g.ls)) {
-                for a in self.visible(&g.writes, known) {
-                    f(u, a, true);
-                }
+                f(u, self.visible(&g.writes, known), true);
                 if reads {
-                    for a in self.visible(&g.reads, known) {
-                        f(u, a, false);
-                    }
+                    f(u, self.visible(&g.reads, known), false);
                 }
             }
         }
-    }
-
-    /// The number of accesses [`for_unordered`](Self::for_unordered) would visit, in
-    /// `O(threads × groups × log)`.
-    pub fn count_unordered(
-        &self,
-        x: VarId,
-        t: ThreadId,
-        clock: Option<&VectorClock>,
-        reads: bool,
-        group: impl Fn(LsId) -> bool,
-    ) -> u64 {
-        let Some(per) = self.vars.get(x.index()) else {
-            return 0;
-        };
-        let mut n = 0;
-        for (u, groups) in per.iter().enumerate() {
-            if u == t.index() {
-                continue;
-            }
-            let known = clock.map(|c| c.get(ThreadId(u as u32)));
-            for g in groups.iter().filter(|g| group(g.ls)) {
-                n += self.visible(&g.writes, known).len() as u64;
-                if reads {
-                    n += self.visible(&g.reads, known).len() as u64;
-                }
-            }
-        }
-        n
     }
 
     /// Enumerates (or, once `sink` is full, counts) the unordered accesses with a lockset
@@ -496,10 +463,15 @@ impl AccessLog {
         let (x, t) = (ev.var(), ev.thread);
         let group = |g: LsId| table.disjoint(g, ls);
         if sink.pairs.len() >= PAIR_LIMIT {
-            sink.total += self.count_unordered(x, t, clock, reads, group);
+            let total = &mut sink.total;
+            self.for_unordered(x, t, clock, reads, group, |_, list, _| {
+                *total += list.len() as u64
+            });
         } else {
-            self.for_unordered(x, t, clock, reads, group, |u, a, aw| {
-                sink.add(x, u, a, aw, index, ev)
+            self.for_unordered(x, t, clock, reads, group, |u, list, aw| {
+                for a in list {
+                    sink.add(x, u, a, aw, index, ev);
+                }
             });
         }
     }
