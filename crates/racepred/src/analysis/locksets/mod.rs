@@ -1386,7 +1386,7 @@ fn first_group<E>(
 /// [`site_of`] for an access of variable `x` whose check found site `cur.1` of variable
 /// `cur.0`: that site again without a search when it is the access's.
 #[inline]
-fn site_of_cached<E: Default, A: smallvec::Array<Item = Site<E>>>(
+fn site_of_cached<E: Default, A: SiteArray<E>>(
     sites: &mut SmallVec<A>,
     cur: (usize, usize),
     x: usize,
@@ -1405,13 +1405,15 @@ fn site_of_cached<E: Default, A: smallvec::Array<Item = Site<E>>>(
     }
 }
 
+/// The inline storage of a variable's sites (entries of type `E`).
+trait SiteArray<E>: smallvec::Array<Item = Site<E>> {}
+
+impl<E, A: smallvec::Array<Item = Site<E>>> SiteArray<E> for A {}
+
 /// The position of `ev`'s (location, kind) among `sites`, added if new. The search is
 /// always inlined, the addition is not.
 #[inline(always)]
-fn site_of<E: Default, A: smallvec::Array<Item = Site<E>>>(
-    sites: &mut SmallVec<A>,
-    ev: &Event,
-) -> usize {
+fn site_of<E: Default, A: SiteArray<E>>(sites: &mut SmallVec<A>, ev: &Event) -> usize {
     let (loc, write) = (ev.loc, ev.is_write());
     if let Some(i) = sites.iter().position(|s| s.loc == loc && s.write == write) {
         return i;
@@ -1422,10 +1424,7 @@ fn site_of<E: Default, A: smallvec::Array<Item = Site<E>>>(
 /// Adds `ev`'s (location, kind) to `sites`; returns its position.
 #[cold]
 #[inline(never)]
-fn new_site<E: Default, A: smallvec::Array<Item = Site<E>>>(
-    sites: &mut SmallVec<A>,
-    ev: &Event,
-) -> usize {
+fn new_site<E: Default, A: SiteArray<E>>(sites: &mut SmallVec<A>, ev: &Event) -> usize {
     let (loc, write) = (ev.loc, ev.is_write());
     // Exact growth: most variables have a site or two, and `Vec`'s first allocation holds
     // four (224 bytes per variable, most of the shadow on dacapo_lusearch_q2_t2).
