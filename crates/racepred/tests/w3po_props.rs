@@ -811,10 +811,6 @@ proptest! {
         let adjacent = loc_pairs(&t, &all.adjacent);
         prop_assert!(adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", adjacent, w);
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
     fn search_claims(a in actions(20), threads in 2u32..4) {
