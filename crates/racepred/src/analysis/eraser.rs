@@ -31,7 +31,7 @@
 //! need not be LIFO.
 
 use super::locksets::{
-    sharded_lockset_analysis, Check, Holdings, LocksetTable, LsId, Pairs, ShardedLockset,
+    sharded_lockset_analysis, Holdings, LocksetTable, LsId, Pairs, ShardedLockset,
 };
 use super::shard::VarShard;
 use super::{Analysis, Side};
@@ -153,6 +153,7 @@ sharded_lockset_analysis!(Lockset, AnalysisKind::Lockset);
 
 impl ShardedLockset for Lockset {
     /// The lock events (the others change nothing to a shard).
+    #[inline(always)]
     fn shard_needs(op: Op) -> bool {
         matches!(op, Op::Acquire | Op::Release)
     }
@@ -160,9 +161,8 @@ impl ShardedLockset for Lockset {
     #[inline(always)]
     fn access(&mut self, index: u64, ev: &Event) {
         let ls = self.hold.lockset(ev.thread);
-        let table = &self.hold.table;
-        let check = Check::new(table, ls, None, 0, ev.is_write(), index, ev);
-        self.pairs.check_push(check);
+        let (table, w) = (&self.hold.table, ev.is_write());
+        self.pairs.check_push_without_clock(table, ls, w, index, ev);
         self.eraser(index, ev, ls);
     }
 

@@ -27,7 +27,7 @@
 //! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
 //! kept by every correct reordering). Unsound in general.
 
-use super::locksets::{sharded_lockset_analysis, Check, Holdings, Pairs, ShardedLockset};
+use super::locksets::{sharded_lockset_analysis, Holdings, Pairs, ShardedLockset};
 use super::shard::VarShard;
 use super::slices::two;
 use super::{Analysis, Side};
@@ -179,6 +179,7 @@ sharded_lockset_analysis!(TsanHybrid, AnalysisKind::TsanHybrid);
 
 impl ShardedLockset for TsanHybrid {
     /// Every event that is no access (time advances only at sync edges, see `SyncClocks`).
+    #[inline(always)]
     fn shard_needs(op: Op) -> bool {
         !matches!(op, Op::Read | Op::Write)
     }
@@ -188,8 +189,8 @@ impl ShardedLockset for TsanHybrid {
         let (t, w) = (ev.thread, ev.is_write());
         let (table, ls) = (&self.hold.table, self.hold.lockset(t));
         let clock = &*self.clocks.thread(t);
-        let check = Check::new(table, ls, Some(clock), clock.get(t), w, index, ev);
-        self.pairs.check_push(check);
+        self.pairs
+            .check_push(table, ls, clock, clock.get(t), w, index, ev);
     }
 
     #[inline(always)]

@@ -55,7 +55,7 @@
 //! write orders, whichever shard owns the variable) and checks and logs only the accesses
 //! of its own variables.
 
-use super::locksets::{run_looking_ahead, Check, Holdings, LsId, Pairs};
+use super::locksets::{run_looking_ahead, Holdings, LsId, Pairs};
 use super::shard::VarShard;
 use super::slices::two;
 use super::{Analysis, Side};
@@ -281,8 +281,7 @@ impl W3po {
         let v = &self.clocks[t.index()];
         if let Some(own) = self.shard.own::<WHOLE>(ev) {
             let table = &self.hold.table;
-            let check = Check::new(table, ls, Some(v), time, true, index, &own);
-            self.pairs.check_push(check);
+            self.pairs.check_push(table, ls, v, time, true, index, &own);
         }
         if x.index() >= self.last_write.len() {
             self.last_write
@@ -339,8 +338,8 @@ impl W3po {
         if let Some(own) = self.shard.own::<WHOLE>(ev) {
             let v = &self.clocks[t.index()];
             let table = &self.hold.table;
-            let check = Check::new(table, ls, Some(v), time, false, index, &own);
-            self.pairs.check_push(check);
+            self.pairs
+                .check_push(table, ls, v, time, false, index, &own);
         }
     }
 

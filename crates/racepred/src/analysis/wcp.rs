@@ -39,7 +39,7 @@
 use crate::analysis::AnalysisKind;
 use rustc_hash::FxHashMap;
 
-use super::locksets::{Access, AccessLog, Check, Holdings, PairSink};
+use super::locksets::{Access, AccessLog, Holdings, PairSink};
 use super::slices::two;
 use super::{Analysis, Side};
 use crate::clock::VectorClock;
@@ -761,8 +761,7 @@ impl Wcp {
         }
         if let Some((log, sink)) = self.pairs.as_mut() {
             let var = ev.var();
-            let check = Check::new(&self.hold.table, 0, Some(p), own, write, index, ev);
-            log.pairs_into(sink, check);
+            log.pairs_into(sink, &self.hold.table, 0, Some(p), write, index, ev);
             let a = Access {
                 index,
                 time: own,

@@ -162,10 +162,18 @@ impl HistoryLog {
     }
 
     /// As the grouped shadow's check ([`Shadow::check_push`]), over the visible accesses.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn check(&mut self, sink: &mut GroupSink, c: Check<'_>) {
-        let (table, ls, clock, reads) = (c.table, c.ls, c.clock, c.reads);
-        let (index, ev) = (c.index, c.ev);
+    pub fn check(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
         let x = ev.var().index();
         if x >= self.vars.len() {
             self.vars.resize_with(x + 1, Default::default);

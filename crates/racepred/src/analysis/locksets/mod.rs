@@ -456,10 +456,18 @@ impl AccessLog {
 
     /// Enumerates (or, once `sink` is full, counts) the unordered accesses with a lockset
     /// disjoint from `ls` into `sink` as pairs with the current event.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn pairs_into(&self, sink: &mut PairSink, c: Check<'_>) {
-        let (table, ls, clock, reads) = (c.table, c.ls, c.clock, c.reads);
-        let (index, ev) = (c.index, c.ev);
+    pub fn pairs_into(
+        &self,
+        sink: &mut PairSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
         let (x, t) = (ev.var(), ev.thread);
         let group = |g: LsId| table.disjoint(g, ls);
         if sink.pairs.len() >= PAIR_LIMIT {
@@ -473,46 +481,6 @@ impl AccessLog {
                     sink.add(x, u, a, aw, index, ev);
                 }
             });
-        }
-    }
-}
-
-/// The current access as the pair checks of this family see it: the access `ev` at
-/// `index`, its lockset `ls` (in `table`), its thread's clock (`None` for a clockless
-/// analysis: no earlier access is known to it) and local time `time` (0 without a clock),
-/// and whether earlier reads pair with it too (`reads`: it is a write).
-#[derive(Clone, Copy)]
-pub struct Check<'a> {
-    pub table: &'a LocksetTable,
-    pub ls: LsId,
-    pub clock: Option<&'a VectorClock>,
-    pub time: u32,
-    pub reads: bool,
-    pub index: u64,
-    pub ev: &'a Event,
-}
-
-impl<'a> Check<'a> {
-    /// The check of access `ev` at `index` with lockset `ls` of `table`, clock `clock` and
-    /// local time `time`, pairing with earlier reads too if `reads`.
-    #[inline(always)]
-    pub fn new(
-        table: &'a LocksetTable,
-        ls: LsId,
-        clock: Option<&'a VectorClock>,
-        time: u32,
-        reads: bool,
-        index: u64,
-        ev: &'a Event,
-    ) -> Check<'a> {
-        Check {
-            table,
-            ls,
-            clock,
-            time,
-            reads,
-            index,
-            ev,
         }
     }
 }
@@ -904,18 +872,35 @@ impl Shadow {
     /// takes clockless pushes (`lockset`), whose logs drop entries dominated across threads
     /// too; a shadow takes either these or [`Shadow::check_push`], never both.
     #[inline(always)]
-    pub fn check_push_without_clock(&mut self, sink: &mut GroupSink, c: Check<'_>) {
-        debug_assert!(c.clock.is_none());
-        self.check_and_log::<true>(sink, c);
+    pub fn check_push_without_clock(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        self.check_and_log::<true>(sink, table, ls, None, 0, reads, index, ev);
     }
 
     /// Reports into `sink` the location pairs of the current access `ev` (lockset `ls`) with
     /// the earlier accesses of its variable not known to `clock` (writes, and reads when
     /// `reads` is set), then logs the access at local time `time` (`tsan-hybrid`, `w3po`).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn check_push(&mut self, sink: &mut GroupSink, c: Check<'_>) {
-        debug_assert!(c.clock.is_some());
-        self.check_and_log::<false>(sink, c);
+    pub fn check_push(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: &VectorClock,
+        time: u32,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        self.check_and_log::<false>(sink, table, ls, Some(clock), time, reads, index, ev);
     }
 
     /// The access's check, then its push at the site the check found (one lookup of the
@@ -926,10 +911,19 @@ impl Shadow {
     /// clockless shadows. Always inlined, so that `lockset`'s
     /// [`Shadow::check_push_without_clock`] has no clock test left, and the check and the
     /// push share one lookup of the variable.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn check_and_log<const CLOCKLESS: bool>(&mut self, sink: &mut GroupSink, c: Check<'_>) {
-        let (table, ls, clock, time) = (c.table, c.ls, c.clock, c.time);
-        let (reads, index, ev) = (c.reads, c.index, c.ev);
+    fn check_and_log<const CLOCKLESS: bool>(
+        &mut self,
+        sink: &mut GroupSink,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        time: u32,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
         let x = ev.var().index();
         if x >= self.vars.len() {
             self.vars.resize_with(x + 1, VarShadow::default);

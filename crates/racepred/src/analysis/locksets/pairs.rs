@@ -80,32 +80,71 @@ impl Pairs {
         }
     }
 
-    /// The pairs of the current access with the earlier accesses of its variable (writes,
-    /// and reads when `c.reads` is set) that are unknown to its clock and have a lockset
-    /// disjoint from its own; then the access is logged at its local time (in the grouped
-    /// shadow with one lookup of its site). Without a clock, every earlier access is
-    /// unordered: a clockless analysis (`lockset`: its grouped shadow's logs drop entries
-    /// dominated across threads too, see [`Shadow`]).
+    /// The pairs of the current access `ev` with the earlier accesses of its variable
+    /// (writes, and reads when `reads` is set) that are unknown to `clock` and have a
+    /// lockset disjoint from `ls`; then the access is logged at local time `time` (in the
+    /// grouped shadow with one lookup of its site).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn check_push(&mut self, c: Check<'_>) {
+    pub fn check_push(
+        &mut self,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: &VectorClock,
+        time: u32,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        self.check_and_push(table, ls, Some(clock), time, reads, index, ev);
+    }
+
+    /// [`Pairs::check_push`] without a clock (every earlier access is unordered), for a
+    /// clockless analysis (`lockset`: its grouped shadow's logs drop entries dominated across
+    /// threads too, see [`Shadow`]).
+    #[inline(always)]
+    pub fn check_push_without_clock(
+        &mut self,
+        table: &LocksetTable,
+        ls: LsId,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
+        self.check_and_push(table, ls, None, 0, reads, index, ev);
+    }
+
+    /// [`Pairs::check_push`] with the clock optional: `None` only for clockless analyses.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn check_and_push(
+        &mut self,
+        table: &LocksetTable,
+        ls: LsId,
+        clock: Option<&VectorClock>,
+        time: u32,
+        reads: bool,
+        index: u64,
+        ev: &Event,
+    ) {
         match self {
-            Pairs::Grouped { shadow, sink } => match c.clock {
-                Some(_) => shadow.check_push(sink, c),
-                None => shadow.check_push_without_clock(sink, c),
+            Pairs::Grouped { shadow, sink } => match clock {
+                Some(c) => shadow.check_push(sink, table, ls, c, time, reads, index, ev),
+                None => shadow.check_push_without_clock(sink, table, ls, reads, index, ev),
             },
             Pairs::GroupedLog { log, sink } => {
-                log.check(sink, c);
-                log.push(c.ls, c.time, c.index, c.ev);
+                log.check(sink, table, ls, clock, reads, index, ev);
+                log.push(ls, time, index, ev);
             }
             Pairs::All { log, sink } => {
-                log.pairs_into(sink, c);
+                log.pairs_into(sink, table, ls, clock, reads, index, ev);
                 let a = Access {
-                    index: c.index,
-                    time: c.time,
-                    ls: c.ls,
-                    loc: c.ev.loc,
+                    index,
+                    time,
+                    ls,
+                    loc: ev.loc,
                 };
-                log.push(c.ev.var(), c.ev.thread, c.ev.is_write(), a);
+                log.push(ev.var(), ev.thread, ev.is_write(), a);
             }
         }
     }
@@ -263,14 +302,17 @@ pub fn run_block<A: ShardedLockset>(a: &mut A, first: u64, events: &[Event]) {
 macro_rules! sharded_lockset_analysis {
     ($ty:ty, $kind:expr) => {
         impl $crate::analysis::locksets::LocksetFields for $ty {
+            #[inline(always)]
             fn pairs(&self) -> &Pairs {
                 &self.pairs
             }
 
+            #[inline(always)]
             fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
                 (self.shard, &mut self.selected)
             }
 
+            #[inline(always)]
             fn holdings(&mut self) -> &mut Holdings {
                 &mut self.hold
             }
