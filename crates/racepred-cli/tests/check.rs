@@ -56,7 +56,7 @@ fn verdicts_on_the_example_traces_match_the_oracle() {
             continue;
         }
         assert!(code == 0 || code == 1, "{}: oracle: {err}", t.display());
-        let all: Value = serde_json::from_str(&out).unwrap();
+        let all = common::json(&out);
         let o = all
             .as_array()
             .unwrap()
@@ -132,12 +132,12 @@ fn text_json_sarif_and_exit_status() {
     assert!(out.contains("race     write-read"), "{out}");
     assert!(out.contains("by syncp"), "{out}");
     let (_, out, _) = run(bin().arg("check").arg("--json").arg(&t));
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["summary"]["race"], 1);
     assert_eq!(v["summary"]["no_race"], 2);
     assert_eq!(v["complete"], true);
     let (_, out, _) = run(bin().arg("check").arg("--sarif").arg(&t));
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     let levels: Vec<&str> = v["runs"][0]["results"]
         .as_array()
         .unwrap()
@@ -150,7 +150,7 @@ fn text_json_sarif_and_exit_status() {
     // the first access is ordered before the second's thread by reads-from (`trf`).
     let (code, out, _) = run(bin().arg("check").arg("--no-smt").arg("--json").arg(&t));
     assert_eq!(code, 1);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["summary"]["no_race"], 2);
     assert_eq!(v["complete"], true);
     for w in v["verdicts"].as_array().unwrap() {
@@ -164,13 +164,13 @@ fn text_json_sarif_and_exit_status() {
     let t = repo().join("tests/traces/w3po_lockset_deadlock.std");
     let (code, out, _) = run(bin().arg("check").arg("--no-smt").arg("--json").arg(&t));
     assert_eq!(code, 3);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["summary"]["unknown"], 1);
     assert_eq!(v["complete"], false);
     let reason = v["verdicts"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("--no-smt"), "{reason}");
     let (_, out, _) = run(bin().args(["check", "--no-smt", "--sarif"]).arg(&t));
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], false);
     assert_eq!(v["runs"][0]["results"][0]["level"], "warning");
     let (code, out, _) = run(bin().arg("check").arg(&t));
@@ -179,7 +179,7 @@ fn text_json_sarif_and_exit_status() {
     // A slice over the limit: unknown, and the reason names the limit.
     let (code, out, _) = run(bin().args(["check", "--max-slice", "2", "--json"]).arg(&t));
     assert_eq!(code, 3);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     let reason = v["verdicts"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("--max-slice"), "{reason}");
 }
@@ -200,7 +200,7 @@ fn slices_ask_pairs_wherever_they_lie() {
         .args(["analyze", "-a", "mcm", "--window", "1000", "--json"])
         .arg(&t));
     assert_ne!(code, 1, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["pairs"].as_array().unwrap().len(), 0, "{out}");
     let wdir = dir.join("w");
     let (code, out, err) = run(bin()
@@ -208,7 +208,7 @@ fn slices_ask_pairs_wherever_they_lie() {
         .arg(&wdir)
         .arg(&t));
     assert_eq!(code, 1, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     let r = &v;
     let locs: BTreeSet<(String, String)> = r["pairs"]
         .as_array()
@@ -225,7 +225,7 @@ fn slices_ask_pairs_wherever_they_lie() {
     // check: the x pair is a race (T1's section can run before all of T0's).
     let (code, out, err) = run(bin().args(["check", "--json"]).arg(&t));
     assert_eq!(code, 1, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["summary"]["unknown"], 0, "{out}");
     // Options of the slices: only with --slices, and not for recipe-alt.
     let (code, _, err) = run(bin()

@@ -22,7 +22,7 @@ fn stats_on_the_shipped_example() {
         .args(["stats", "--json"])
         .arg(repo().join("examples/intro.std")));
     assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["events"], 13);
     assert_eq!(v["forks"], 2);
     assert_eq!(v["joins"], 2);

@@ -672,8 +672,8 @@ fn jobs_all_and_record_options_are_checked() {
         .arg(&t));
     assert_eq!(code, 1);
     assert_eq!(all, all_pairs);
-    let all: serde_json::Value = serde_json::from_str(&all).unwrap();
-    let grouped: serde_json::Value = serde_json::from_str(&grouped).unwrap();
+    let all = common::json(&all);
+    let grouped = common::json(&grouped);
     assert_eq!(all["summary"]["grouped"], false);
     assert_eq!(grouped["summary"]["grouped"], true);
 }
@@ -726,7 +726,7 @@ fn convert_drop_values_into_formats_without_branches() {
         assert_eq!(code, 0, "{out}: {err}");
         let (code, json, err) = run(bin().args(["stats", "--json"]).arg(&p));
         assert_eq!(code, 0, "{out}: {err}");
-        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let v = common::json(&json);
         // Fig. 1's 10 events but its one branch.
         assert_eq!(v["events"], 9, "{out}: {json}");
     }
@@ -853,7 +853,7 @@ fn pair_analyses_group_unless_all_pairs() {
         assert!(grouped.contains(first), "{a}: {grouped}");
         assert!(all.contains(first), "{a}: {all}");
         let (_, json, _) = run(bin().args(["analyze", "--json", "-a", a]).arg(&t));
-        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let v = common::json(&json);
         assert_eq!(v["summary"]["grouped"], true, "{json}");
         assert_eq!(v["summary"]["racing_accesses"], 2, "{json}");
     }

@@ -21,7 +21,7 @@ fn recipe_alt_pairs(trace: &Path) -> serde_json::Value {
         .arg(trace));
     // 1: races found.
     assert_eq!(code, 1, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     v["pairs"].clone()
 }
 
@@ -103,7 +103,7 @@ fn convert_drop_values_keeps_the_events_only() {
     );
     let (code, out, _) = run(bin().args(["stats", "--json"]).arg(&rpb));
     assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["events"], 10);
     assert_eq!(v["values"], false);
     common::expect(
@@ -139,7 +139,7 @@ fn validate_checks_the_recorded_values() {
     assert!(first.contains("observed 7"), "{out}");
     let (code, out, _) = run(bin().args(["validate", "--json"]).arg(&bad));
     assert_eq!(code, 1);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["well_formed"], false);
     assert_eq!(v["violations"][0]["line"], line as u64);
 }
@@ -155,13 +155,13 @@ fn stats_says_a_trace_has_values() {
     );
     let (code, out, _) = run(bin().args(["stats", "--json"]).arg(fig1()));
     assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["values"], true);
     let plain = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/intro.std");
     let (code, out, _) = run(bin().arg("stats").arg(&plain));
     assert_eq!(code, 0);
     assert!(!out.contains("values"), "{out}");
     let (_, out, _) = run(bin().args(["stats", "--json"]).arg(&plain));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["values"], false);
 }

@@ -78,7 +78,7 @@ fn locations_flag_json_fields() {
         .arg(&table)
         .arg(&t));
     assert_eq!(code, 1, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["locations"], table.display().to_string());
     let p = &v["pairs"][0];
     // SPEC §5 fields keep the trace's names; the sources come beside them.
@@ -98,7 +98,7 @@ fn locations_flag_json_fields() {
     let (_, out, _) = run(bin()
         .args(["analyze", "-a", "hbp", "--json", "--no-locations"])
         .arg(&t));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["locations"], serde_json::Value::Null);
     assert!(v["pairs"][0].get("first_source").is_none());
 }
@@ -151,7 +151,7 @@ fn sarif_physical_locations_relative_to_the_source_root() {
         .arg(&root)
         .arg(&t));
     assert_eq!(code, 1, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     let run0 = &v["runs"][0];
     let base = run0["originalUriBaseIds"]["SRCROOT"]["uri"]
         .as_str()
@@ -265,7 +265,7 @@ fn oracle_and_sample_use_the_table() {
             "sample", "--rates", "1", "--trials", "1", "--period", "1", "--json",
         ])
         .arg(&t));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(
         v["locations"],
         Path::new(&d).join("run.locs").display().to_string()

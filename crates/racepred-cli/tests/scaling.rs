@@ -35,7 +35,7 @@ fn wcp_scales_with_threads_forked_in_turn() {
             .arg(&t),
     );
     assert_eq!(code, 1, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v[0]["racy_events"], v[1]["racy_events"], "{out}");
     assert_eq!(v[0]["summary"]["racy_events"], 1, "{out}");
 }

@@ -104,7 +104,7 @@ fn a_spent_budget_is_reported_as_incomplete() {
     assert!(out.contains("--budget ran out"), "{out}");
     let (code, out, err) = run_within(120, base().arg("--json").arg(intro()));
     assert_eq!(code, 3, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["complete"], false, "{out}");
     assert!(
         v["incomplete"].as_str().unwrap().contains("--budget"),
@@ -112,7 +112,7 @@ fn a_spent_budget_is_reported_as_incomplete() {
     );
     let (code, out, err) = run_within(120, base().arg("--sarif").arg(intro()));
     assert_eq!(code, 3, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     let inv = &v["runs"][0]["invocations"][0];
     assert_eq!(inv["executionSuccessful"], false, "{out}");
     assert!(
@@ -128,7 +128,7 @@ fn a_spent_budget_is_reported_as_incomplete() {
         bin().args(["analyze", "-a", "mcm", "--json"]).arg(intro()),
     );
     assert_eq!(code, 1);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["complete"], true, "{out}");
     assert_eq!(v["incomplete"], serde_json::Value::Null, "{out}");
     assert_eq!(v["extra"]["unasked"], 0, "{out}");
@@ -149,7 +149,7 @@ fn skipped_and_unasked_candidates_are_counted_apart() {
     std::fs::write(&t, text).unwrap();
     let (code, out, err) = run_within(120, bin().args(["analyze", "-a", "mcm", "--json"]).arg(&t));
     assert_eq!(code, 1, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert!(v["extra"]["skipped"].as_u64().unwrap() > 0, "{out}");
     assert_eq!(v["extra"]["unasked"], 0, "{out}");
     assert_eq!(v["complete"], true, "{out}");
@@ -199,7 +199,7 @@ fn lenient_mcm_keeps_races_of_a_release_without_acquire() {
             .arg(&t),
     );
     assert_eq!(code, 1, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v[0]["racy_events"], serde_json::json!([3]), "{out}");
     assert_eq!(v[1]["pairs"][0]["first"], 2, "{out}");
     assert_eq!(v[1]["pairs"][0]["second"], 3, "{out}");
@@ -240,7 +240,7 @@ fn the_budget_bounds_large_windows() {
             .arg(&t),
     );
     assert_eq!(code, 3, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert!(
         v["incomplete"]
             .as_str()

@@ -40,7 +40,7 @@ fn control_characters_from_traces_and_tables_are_escaped() {
         .arg(&t));
     assert!(out.contains("C\\u009b2J"), "{out}");
     assert!(clean(&out), "{out:?}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = common::json(&out);
     assert_eq!(v["pairs"][0]["variable"], "V\u{1b}[2J");
     assert_eq!(v["pairs"][1]["variable"], "C\u{9b}2J");
     // Messages on standard error too.

@@ -144,6 +144,31 @@ pub struct Counts {
     pub windows_unexamined: u64,
 }
 
+impl Counts {
+    /// Puts the query counts into a report's figures `extra`: `sat`, `unsat`, `timeout`,
+    /// `skipped` (if `skipped`: a slice run skips none), `unasked`, `pruned`,
+    /// `replay_failed`, `too_large`, in this order.
+    pub(crate) fn put_into(
+        &self,
+        extra: &mut serde_json::Map<String, serde_json::Value>,
+        skipped: bool,
+    ) {
+        let mut put = |k: &str, v: u64| {
+            extra.insert(k.to_string(), v.into());
+        };
+        put("sat", self.sat);
+        put("unsat", self.unsat);
+        put("timeout", self.timeout);
+        if skipped {
+            put("skipped", self.skipped);
+        }
+        put("unasked", self.unasked);
+        put("pruned", self.pruned);
+        put("replay_failed", self.replay_failed);
+        put("too_large", self.too_large);
+    }
+}
+
 /// One race with its witness.
 #[derive(Clone, Debug)]
 pub struct SmtRace {
@@ -486,17 +511,10 @@ pub fn report(vt: &ValueTrace, cfg: &SmtConfig, out: &Outcome) -> RaceReport {
         ));
     }
     r.incomplete = incompleteness(c, out.out_of_budget);
+    c.put_into(&mut r.extra, true);
     let mut extra = |k: &str, v: serde_json::Value| {
         r.extra.insert(k.to_string(), v);
     };
-    extra("sat", c.sat.into());
-    extra("unsat", c.unsat.into());
-    extra("timeout", c.timeout.into());
-    extra("skipped", c.skipped.into());
-    extra("unasked", c.unasked.into());
-    extra("pruned", c.pruned.into());
-    extra("replay_failed", c.replay_failed.into());
-    extra("too_large", c.too_large.into());
     extra("windows", c.windows.into());
     extra("windows_unexamined", c.windows_unexamined.into());
     extra("out_of_budget", out.out_of_budget.into());

@@ -348,17 +348,11 @@ pub fn slice_report(
                 .into(),
         );
     }
+    r.extra.insert("mode".to_string(), "slices".into());
+    c.put_into(&mut r.extra, false);
     let mut extra = |k: &str, v: serde_json::Value| {
         r.extra.insert(k.to_string(), v);
     };
-    extra("mode", "slices".into());
-    extra("sat", c.sat.into());
-    extra("unsat", c.unsat.into());
-    extra("timeout", c.timeout.into());
-    extra("unasked", c.unasked.into());
-    extra("pruned", c.pruned.into());
-    extra("replay_failed", c.replay_failed.into());
-    extra("too_large", c.too_large.into());
     extra("groups_race", (race as u64).into());
     extra("groups_no_race", (none as u64).into());
     extra("groups_unknown", (unknown as u64).into());

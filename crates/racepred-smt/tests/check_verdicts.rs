@@ -38,6 +38,14 @@ fn with_locs(t: &Trace, locs: &[u8]) -> Trace {
     Trace::from_events(events)
 }
 
+/// A trace of `from_actions` on `actions(max)` of 2 or 3 threads, 2 variables and 2 locks,
+/// with 1 to 4 of 4 locations ([`with_locs`]).
+fn located_trace(max: usize) -> impl Strategy<Value = Trace> {
+    let locs = proptest::collection::vec(0u8..4, 1..5);
+    (actions(max), 2u32..4, locs)
+        .prop_map(|(a, threads, locs)| with_locs(&from_actions(threads, 2, 2, &a), &locs))
+}
+
 /// The reports of `check`'s streaming stage: (candidates, sound ones, `trf`).
 fn streaming(t: &Trace) -> (RaceReport, [RaceReport; 3], RaceReport) {
     let opts = AnalysisOptions {
@@ -123,24 +131,14 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn verdicts_match_the_oracle(
-        a in actions(18),
-        threads in 2u32..4,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn verdicts_match_the_oracle(t in located_trace(18)) {
         exact_verdicts(&t, &verdicts(&t, 10_000))?;
     }
 
     /// With the SMT stage on slices (as `check` runs it): `race` exactly for the racy
     /// location pairs, `no race` for the others, no `unknown`, on traces of any length.
     #[test]
-    fn verdicts_on_slices_match_the_oracle(
-        a in actions(40),
-        threads in 2u32..4,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn verdicts_on_slices_match_the_oracle(t in located_trace(40)) {
         exact_verdicts(&t, &verdicts_on_slices(&t))?;
     }
 

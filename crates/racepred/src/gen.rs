@@ -183,6 +183,38 @@ pub fn from_actions(threads: u32, vars: u32, locks: u32, actions: &[(u8, u8, u8)
     Trace::from_events(events)
 }
 
+/// The events written in `literal`, STD's notation with the ids themselves for names:
+/// `T<t>|op(<K><n>)`, optionally `|<loc>`, separated by white space. `"T0|w(V1) T0|acq(L0)
+/// T1|fork(T2)|7"` is `[Event::write(0, 1), Event::acquire(0, 0), Event::new(ThreadId(1),
+/// Op::Fork, 2, LocId(7))]`; the letter `K` before a target's number is not checked. For the
+/// traces tests write by hand: a malformed literal panics, naming the event.
+pub fn parse_events(literal: &str) -> Vec<Event> {
+    literal.split_whitespace().map(parse_event).collect()
+}
+
+/// One event of [`parse_events`].
+fn parse_event(text: &str) -> Event {
+    let parsed = (|| {
+        let (thread, rest) = text.strip_prefix('T')?.split_once('|')?;
+        let (op, rest) = rest.split_once('(')?;
+        let (target, loc) = rest.split_once(')')?;
+        let target = target.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let loc = match loc.strip_prefix('|') {
+            Some(l) => LocId(l.parse().ok()?),
+            None if loc.is_empty() => LocId::NONE,
+            None => return None,
+        };
+        let op = Op::from_std_name(op.as_bytes())?;
+        Some(Event::new(
+            ThreadId(thread.parse().ok()?),
+            op,
+            target.parse().ok()?,
+            loc,
+        ))
+    })();
+    parsed.unwrap_or_else(|| panic!("not an event literal: `{text}`"))
+}
+
 /// A seeded random trace as a stream of events.
 pub struct Generator {
     cfg: GenConfig,
@@ -352,6 +384,24 @@ mod tests {
     use super::*;
     use crate::trace::validate::is_well_formed;
     use proptest::prelude::*;
+
+    #[test]
+    fn event_literals_parse_to_their_events() {
+        let ev = parse_events("T0|w(V1) T0|acq(L0)\n T1|fork(T2)|7 T3|vr(V12)");
+        assert_eq!(
+            ev,
+            [
+                Event::write(0, 1),
+                Event::acquire(0, 0),
+                Event::new(ThreadId(1), Op::Fork, 2, LocId(7)),
+                Event::new(ThreadId(3), Op::VolatileRead, 12, LocId::NONE),
+            ]
+        );
+        for bad in ["T0|w(V1", "0|w(V1)", "T0|x(V1)", "T0|w(V1)|", "T0|w(V1)z"] {
+            let r = std::panic::catch_unwind(|| parse_events(bad));
+            assert!(r.is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn generated_traces_are_well_formed_and_exact_length() {

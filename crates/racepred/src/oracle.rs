@@ -811,17 +811,9 @@ mod tests {
 
     // ----- brute force: all prefixes, each checked against the definition from scratch -----
 
-    /// Class and slot key of a read-like / write-like event.
+    /// Class and slot key of a read-like / write-like event, and whether it reads.
     fn rw_key(e: &Event) -> Option<((u8, u32), bool)> {
-        match e.op {
-            Op::Read => Some(((0, e.target), true)),
-            Op::Write => Some(((0, e.target), false)),
-            Op::VolatileRead => Some(((1, e.target), true)),
-            Op::VolatileWrite => Some(((1, e.target), false)),
-            Op::Wait => Some(((2, e.target), true)),
-            Op::Signal => Some(((2, e.target), false)),
-            _ => None,
-        }
+        crate::analysis::osr::slot(e).map(|(key, write)| (key, !write))
     }
 
     /// Last write of event `seq[k]` within `seq` (as a trace index).

@@ -11,6 +11,7 @@
 //! Traces have no volatile accesses (kinds 0–9 of `from_actions`), so the comparison does
 //! not depend on how the oracle models them.
 
+use racepred::gen::parse_events;
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
@@ -18,7 +19,7 @@ use racepred::analysis::{create, run_trace, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig, OracleResult};
 use racepred::report::RaceReport;
-use racepred::trace::{Event, Trace};
+use racepred::trace::Trace;
 
 fn run(t: &Trace, kind: AnalysisKind) -> RaceReport {
     let a = create(kind, &AnalysisOptions::default()).expect("analysis exists");
@@ -82,11 +83,7 @@ proptest! {
 /// notion makes Prop. 3.5 hold.
 #[test]
 fn shbp_misses_an_enabled_trace_specific_pair() {
-    let t = Trace::from_events(vec![
-        Event::write(0, 0),
-        Event::write(0, 0),
-        Event::read(1, 0),
-    ]);
+    let t = Trace::from_events(parse_events("T0|w(V0) T0|w(V0) T1|r(V0)"));
     let o = oracle(&t);
     assert!(o.trace_specific.contains(&(0, 2)));
     assert!(!o.trace_specific_adjacent.contains(&(0, 2)));

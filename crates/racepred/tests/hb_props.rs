@@ -39,18 +39,7 @@ fn join(a: &mut [u32], b: &[u32]) {
 
 fn brute(t: &Trace, wrd: bool) -> Brute {
     let ev = &t.events;
-    let n = ev
-        .iter()
-        .map(|e| {
-            let other = if matches!(e.op, Op::Fork | Op::Join) {
-                e.target + 1
-            } else {
-                0
-            };
-            (e.thread.0 + 1).max(other)
-        })
-        .max()
-        .unwrap_or(0) as usize;
+    let n = common::thread_count(t);
     let mut b = Brute {
         pre: Vec::new(),
         post: Vec::new(),

@@ -104,15 +104,7 @@ fn check_pairs(exp: &Expected, got: &BTreeSet<(u64, u64)>) -> Result<(), String>
             return Err("expected event indices, but this answer is pairs".into())
         }
     };
-    if &want == got {
-        Ok(())
-    } else {
-        Err(format!(
-            "expected {}, got {}",
-            fmt_pairs(&want),
-            fmt_pairs(got)
-        ))
-    }
+    same(&want, got, fmt_pairs)
 }
 
 fn check_events(exp: &Expected, got: &BTreeSet<u64>) -> Result<(), String> {
@@ -121,14 +113,15 @@ fn check_events(exp: &Expected, got: &BTreeSet<u64>) -> Result<(), String> {
         Expected::Empty => BTreeSet::new(),
         Expected::Pairs(p) => p.iter().map(|&(_, b)| b).collect(),
     };
-    if &want == got {
+    same(&want, got, fmt_events)
+}
+
+/// Ok if `got` is `want`, else an error showing both (written by `show`).
+fn same<T: PartialEq>(want: &T, got: &T, show: fn(&T) -> String) -> Result<(), String> {
+    if want == got {
         Ok(())
     } else {
-        Err(format!(
-            "expected {}, got {}",
-            fmt_events(&want),
-            fmt_events(got)
-        ))
+        Err(format!("expected {}, got {}", show(want), show(got)))
     }
 }
 

@@ -235,14 +235,7 @@ fn relay_through_a_live_call() {
                T2|mend(lib)|11\nT3|r(x)|12\n";
     let t = Trace::read_from(&mut StdReader::new(src.as_bytes())).unwrap();
     assert!(pairs_of(hbp(), &t).is_empty());
-    let e = elide(
-        &t,
-        &ElideConfig {
-            methods: vec!["lib".into()],
-            ..ElideConfig::default()
-        },
-    )
-    .unwrap();
+    let e = elide(&t, &ElideConfig::methods(&["lib"])).unwrap();
     assert_eq!(e.regions.len(), 3);
     assert_eq!(pairs_of(hbp(), &e.trace).len(), 1);
     check(&t, &e).unwrap();

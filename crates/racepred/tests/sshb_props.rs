@@ -22,15 +22,14 @@ fn hb_edges(t: &Trace) -> Vec<(usize, usize)> {
             edges.push((a, b));
         }
         let e = &ev[b];
+        // The latest earlier event `op` on `e`'s target.
+        let latest = |op: Op| {
+            (0..b)
+                .rev()
+                .find(|&a| ev[a].op == op && ev[a].target == e.target)
+        };
         match e.op {
-            Op::Acquire => {
-                if let Some(a) = (0..b)
-                    .rev()
-                    .find(|&a| ev[a].op == Op::Release && ev[a].target == e.target)
-                {
-                    edges.push((a, b));
-                }
-            }
+            Op::Acquire => edges.extend(latest(Op::Release).map(|a| (a, b))),
             Op::VolatileRead => {
                 for (a, w) in ev[..b].iter().enumerate() {
                     if w.op == Op::VolatileWrite && w.target == e.target {
@@ -38,14 +37,7 @@ fn hb_edges(t: &Trace) -> Vec<(usize, usize)> {
                     }
                 }
             }
-            Op::Wait => {
-                if let Some(a) = (0..b)
-                    .rev()
-                    .find(|&a| ev[a].op == Op::Signal && ev[a].target == e.target)
-                {
-                    edges.push((a, b));
-                }
-            }
+            Op::Wait => edges.extend(latest(Op::Signal).map(|a| (a, b))),
             Op::Fork => {
                 if let Some(c) = (b + 1..n).find(|&c| ev[c].thread.0 == e.target) {
                     edges.push((b, c));

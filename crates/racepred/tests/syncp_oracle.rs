@@ -16,7 +16,7 @@ mod common;
 use proptest::prelude::*;
 use racepred::analysis::{self, syncp::SyncP, AnalysisKind, AnalysisOptions};
 use racepred::gen::from_actions;
-use racepred::oracle::{analyze, OracleConfig};
+use racepred::oracle::{analyze, OracleConfig, OracleResult};
 use racepred::report::RaceReport;
 use racepred::trace::std_format::StdReader;
 use racepred::trace::values::ValueTrace;
@@ -34,6 +34,29 @@ fn osr(t: &Trace, all_pairs: bool) -> RaceReport {
 
 fn actions(max: usize, kinds: u8) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
     proptest::collection::vec((0u8..4, 0u8..kinds, 0u8..4), 0..max)
+}
+
+/// [`witnesses_replay`] as a property: a failure names the trace.
+fn replays(t: &Trace, r: &RaceReport) -> Result<(), TestCaseError> {
+    witnesses_replay(t, r).map_err(|e| TestCaseError::fail(format!("{e} on {:?}", t.events)))
+}
+
+/// The oracle's answer on `t`, once it has checked that every pair of `r` is a predictable
+/// race of `t`.
+fn sound(t: &Trace, r: &RaceReport) -> Result<OracleResult, TestCaseError> {
+    let o = analyze(t, &OracleConfig::default()).unwrap();
+    let p = r.pair_set();
+    let extra: Vec<_> = p.difference(&o.predictable).collect();
+    prop_assert!(extra.is_empty(), "unsound: {:?} on {:?}", extra, t.events);
+    Ok(o)
+}
+
+/// A trace of `from_actions` on `actions(max, 12)` of 2 to 4 threads, 2 variables and 2
+/// locks, with 1 to 4 of 4 locations ([`common::with_locs`]).
+fn located_trace(max: usize) -> impl Strategy<Value = Trace> {
+    let locs = proptest::collection::vec(0u8..4, 1..5);
+    (actions(max, 12), 2u32..5, locs)
+        .prop_map(|(a, threads, locs)| common::with_locs(&from_actions(threads, 2, 2, &a), &locs))
 }
 
 /// Every cut of `r` replays as a witness of its pair.
@@ -60,18 +83,7 @@ fn witnesses_replay(t: &Trace, r: &RaceReport) -> Result<(), String> {
 /// threads are a race.
 fn brute_sync_preserving(t: &Trace) -> BTreeSet<(u64, u64)> {
     let ev = &t.events;
-    let nt = ev
-        .iter()
-        .map(|e| {
-            let o = if matches!(e.op, Op::Fork | Op::Join) {
-                e.target + 1
-            } else {
-                0
-            };
-            (e.thread.0 + 1).max(o)
-        })
-        .max()
-        .unwrap_or(0) as usize;
+    let nt = common::thread_count(t);
     let mut seq = vec![Vec::new(); nt];
     let mut fork_of = vec![None; nt];
     let mut src = vec![None; ev.len()];
@@ -190,23 +202,17 @@ proptest! {
         let t = from_actions(threads, 2, 2, &a);
         let r = syncp(&t, true);
         prop_assert_eq!(r.pair_set(), brute_sync_preserving(&t), "trace {:?}", t.events);
-        if let Err(e) = witnesses_replay(&t, &r) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &r)?;
     }
 
     /// With volatiles, forks and joins: sound, and at least the trace-specific pairs.
     #[test]
     fn sound_with_volatiles(a in actions(22, 12), threads in 2u32..5) {
         let t = from_actions(threads, 2, 2, &a);
-        let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = syncp(&t, true);
-        let p = r.pair_set();
-        prop_assert!(p.is_subset(&o.predictable), "unsound: {:?} on {:?}", p.difference(&o.predictable).collect::<Vec<_>>(), t.events);
+        let (o, p) = (sound(&t, &r)?, r.pair_set());
         prop_assert!(o.trace_specific.is_subset(&p), "missed: {:?}", o.trace_specific.difference(&p).collect::<Vec<_>>());
-        if let Err(e) = witnesses_replay(&t, &r) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &r)?;
     }
 
     /// OSR: sound (every pair predictable, every witness schedule replays) and contains the
@@ -214,44 +220,28 @@ proptest! {
     #[test]
     fn osr_sound_and_contains_syncp(a in actions(22, 12), threads in 2u32..5) {
         let t = from_actions(threads, 2, 2, &a);
-        let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = osr(&t, true);
-        let p = r.pair_set();
-        prop_assert!(p.is_subset(&o.predictable), "unsound: {:?} on {:?}", p.difference(&o.predictable).collect::<Vec<_>>(), t.events);
-        let s = syncp(&t, true).pair_set();
+        sound(&t, &r)?;
+        let (p, s) = (r.pair_set(), syncp(&t, true).pair_set());
         prop_assert!(s.is_subset(&p), "syncp only: {:?}", s.difference(&p).collect::<Vec<_>>());
-        if let Err(e) = witnesses_replay(&t, &r) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &r)?;
     }
 
     /// OSR's grouped report: the location groups of its full list (each group's first
     /// instance may differ: a later access of a group is only looked at when its own group
     /// has not yet counted it).
     #[test]
-    fn osr_grouped_has_the_groups_of_all_pairs(
-        a in actions(30, 12),
-        threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn osr_grouped_has_the_groups_of_all_pairs(t in located_trace(30)) {
         let all = osr(&t, true);
         let grouped = osr(&t, false);
         prop_assert_eq!(grouped.group_keys(), all.grouped().group_keys());
         prop_assert_eq!(&grouped.group_counts, &all.grouped().group_counts);
-        if let Err(e) = witnesses_replay(&t, &grouped) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &grouped)?;
     }
 
     /// `trf` is complete: every location group with a predictable pair is among its groups.
     #[test]
-    fn trf_contains_every_predictable_group(
-        a in actions(22, 12),
-        threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn trf_contains_every_predictable_group(t in located_trace(22)) {
         let o = analyze(&t, &OracleConfig::default()).unwrap();
         let r = analysis::run_one(&t, Box::new(SyncP::trf_candidates()));
         let groups = r.group_keys();
@@ -275,12 +265,7 @@ proptest! {
     /// Grouped mode: the full list grouped, with the same first instances and counts; the
     /// racy events are the second events of the pairs.
     #[test]
-    fn grouped_equals_all_pairs_grouped(
-        a in actions(40, 12),
-        threads in 2u32..5,
-        locs in proptest::collection::vec(0u8..4, 1..5),
-    ) {
-        let t = common::with_locs(&from_actions(threads, 2, 2, &a), &locs);
+    fn grouped_equals_all_pairs_grouped(t in located_trace(40)) {
         let all = syncp(&t, true);
         let grouped = syncp(&t, false);
         let want = all.grouped();
@@ -289,9 +274,7 @@ proptest! {
         let seconds: std::collections::BTreeSet<u64> = all.pairs.iter().map(|p| p.second).collect();
         prop_assert_eq!(all.racy_set(), seconds);
         prop_assert_eq!(grouped.racy_total(), all.racy_events.len() as u64);
-        if let Err(e) = witnesses_replay(&t, &grouped) {
-            prop_assert!(false, "{} on {:?}", e, t.events);
-        }
+        replays(&t, &grouped)?;
     }
 }
 

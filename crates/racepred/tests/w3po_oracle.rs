@@ -4,13 +4,14 @@
 
 mod common;
 use common::actions;
+use racepred::gen::parse_events;
 
 use proptest::prelude::*;
 use racepred::analysis::{self, eraser::Lockset, tsan_hybrid::TsanHybrid, w3po, wcp, Analysis};
 use racepred::gen::from_actions;
 use racepred::oracle::{analyze, OracleConfig};
 use racepred::report::{place, GroupKey};
-use racepred::trace::{Event, Trace};
+use racepred::trace::Trace;
 use std::collections::BTreeSet;
 
 fn run(trace: &Trace, a: Box<dyn Analysis>) -> racepred::report::RaceReport {
@@ -103,11 +104,7 @@ proptest! {
 /// nor a Lockset-W3 pair.
 #[test]
 fn w3po_misses_standard_predictable_pairs() {
-    let t = Trace::from_events(vec![
-        Event::write(0, 0),
-        Event::write(0, 0),
-        Event::read(1, 0),
-    ]);
+    let t = Trace::from_events(parse_events("T0|w(V0) T0|w(V0) T1|r(V0)"));
     let o = analyze(&t, &OracleConfig::default()).unwrap();
     assert!(o.predictable.contains(&(0, 2)));
     assert!(!o.adjacent.contains(&(0, 2)));
@@ -118,18 +115,10 @@ fn w3po_misses_standard_predictable_pairs() {
 /// `tests/traces/w3po_lockset_deadlock.std`): the two writes of x can only meet in a
 /// schedule that deadlocks, so the pair is not predictable.
 fn opposite_lock_orders() -> Trace {
-    Trace::from_events(vec![
-        Event::acquire(0, 1),
-        Event::acquire(0, 2),
-        Event::release(0, 2),
-        Event::write(0, 0),
-        Event::release(0, 1),
-        Event::acquire(1, 2),
-        Event::acquire(1, 1),
-        Event::release(1, 1),
-        Event::write(1, 0),
-        Event::release(1, 2),
-    ])
+    Trace::from_events(parse_events(
+        "T0|acq(L1) T0|acq(L2) T0|rel(L2) T0|w(V0) T0|rel(L1) T1|acq(L2) T1|acq(L1) \
+         T1|rel(L1) T1|w(V0) T1|rel(L2)",
+    ))
 }
 
 /// FINDING: Prop. 4.6 (Lockset+W3 sound on two threads) fails on a two-thread trace whose
@@ -162,19 +151,10 @@ fn assert_w3po_pairs_predictable(t: &Trace) {
 /// so T0's, whose release lies between 5 and 10. W3 has no edge for "no other write between
 /// a write and its reader", which is what rules the pair out.
 fn read_from_excludes_a_write() -> Trace {
-    Trace::from_events(vec![
-        Event::write(0, 0),
-        Event::write(0, 1),
-        Event::acquire(0, 0),
-        Event::read(1, 0),
-        Event::read(0, 0),
-        Event::read(0, 0),
-        Event::write(1, 0),
-        Event::release(0, 0),
-        Event::acquire(1, 0),
-        Event::release(1, 0),
-        Event::write(1, 0),
-    ])
+    Trace::from_events(parse_events(
+        "T0|w(V0) T0|w(V1) T0|acq(L0) T1|r(V0) T0|r(V0) T0|r(V0) T1|w(V0) T0|rel(L0) \
+         T1|acq(L0) T1|rel(L0) T1|w(V0)",
+    ))
 }
 
 /// FINDING: Prop. 4.6 is false as stated (with the W3 of SPEC §4 reconstructed from Def.

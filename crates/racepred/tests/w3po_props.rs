@@ -8,6 +8,7 @@
 
 mod common;
 use common::actions;
+use racepred::gen::parse_events;
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -810,10 +811,6 @@ proptest! {
         let adjacent = loc_pairs(&t, &all.adjacent);
         prop_assert!(adjacent.is_subset(&w), "adjacent {:?} w3po {:?}", adjacent, w);
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
     fn search_claims(a in actions(20), threads in 2u32..4) {
@@ -859,11 +856,7 @@ proptest! {
 /// standard notion.
 #[test]
 fn w3po_misses_standard_pairs() {
-    let t = Trace::from_events(vec![
-        Event::write(0, 0),
-        Event::write(0, 0),
-        Event::read(1, 0),
-    ]);
+    let t = Trace::from_events(parse_events("T0|w(V0) T0|w(V0) T1|r(V0)"));
     let all = search(&t, false);
     assert!(all.predictable.contains(&(0, 2)));
     assert!(!all.adjacent.contains(&(0, 2)));

@@ -92,3 +92,8 @@ pub fn expect(code: i32, cmd: &mut Command) -> (String, String) {
     assert_eq!(got, code, "{cmd:?}: {err}");
     (out, err)
 }
+
+/// `text` (a command's output) parsed as JSON; panics showing it if it is none.
+pub fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}

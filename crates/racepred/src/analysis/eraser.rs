@@ -30,11 +30,13 @@
 //! fork/join and sig/wait (Eraser has no happens-before). Re-entrant acquires nest; releases
 //! need not be LIFO.
 
-use super::locksets::{run_looking_ahead, Holdings, LocksetTable, LsId, Pairs};
+use super::locksets::{
+    sharded_lockset_analysis, Holdings, LocksetTable, LsId, Pairs, ShardedLockset,
+};
 use super::shard::VarShard;
 use super::{Analysis, Side};
 use crate::analysis::AnalysisKind;
-use crate::report::{RaceReport, RacyEvent, ReportKind};
+use crate::report::{RaceReport, RacyEvent};
 use crate::trace::{Event, Names, Op, ThreadId};
 
 /// Eraser's per-variable state.
@@ -147,93 +149,33 @@ impl Lockset {
     }
 }
 
-impl Analysis for Lockset {
-    fn name(&self) -> &'static str {
-        AnalysisKind::Lockset.name()
+sharded_lockset_analysis!(Lockset, AnalysisKind::Lockset);
+
+impl ShardedLockset for Lockset {
+    /// The lock events (the others change nothing to a shard).
+    #[inline(always)]
+    fn shard_needs(op: Op) -> bool {
+        matches!(op, Op::Acquire | Op::Release)
     }
 
-    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
-        self.event::<false>(index, ev);
+    #[inline(always)]
+    fn access(&mut self, index: u64, ev: &Event) {
+        let ls = self.hold.lockset(ev.thread);
+        let (table, w) = (&self.hold.table, ev.is_write());
+        self.pairs.check_push_without_clock(table, ls, w, index, ev);
+        self.eraser(index, ev, ls);
     }
 
-    /// Whole: every event, with the shadow's look-ahead when it pays
-    /// ([`Shadow::wants_prefetch`](super::locksets::Shadow::wants_prefetch)). As a shard:
-    /// only its own accesses and the lock events (the others change nothing).
-    fn on_events(&mut self, first: u64, events: &[Event]) {
-        if self.shard.is_whole() {
-            let ahead = self.pairs.shadow_wants_prefetch();
-            let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
-            return run_looking_ahead(self, ahead, first, events, prefetch, Self::event::<true>);
-        }
-        let sync = |op| matches!(op, Op::Acquire | Op::Release);
-        VarShard::run_selected(
-            self,
-            first,
-            events,
-            sync,
-            Self::shard_parts,
-            Self::event::<false>,
-        );
-    }
-
-    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
-        self.shard = shard;
-        self.pairs.is_grouped()
-    }
-
-    fn finish(&mut self, _names: &Names) -> RaceReport {
-        build_report(self)
-    }
-}
-
-impl Lockset {
-    /// The shard and its buffer of selected events ([`VarShard::run_selected`]).
-    fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
-        (self.shard, &mut self.selected)
-    }
-
-    /// One event; `WHOLE`: not run as a shard, so no look at which shard an access's
-    /// variable belongs to, which can only say "this one" (a test on every access).
     #[inline(never)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
-        match ev.op {
-            Op::Acquire => {
-                self.hold.acquire(ev.thread, ev.lock());
-            }
-            Op::Release => {
-                self.hold.release(ev.thread, ev.lock());
-            }
-            Op::Read | Op::Write => {
-                let Some(ev) = self.shard.own::<WHOLE>(ev) else {
-                    return; // another shard's variable
-                };
-                let ev = &ev;
-                let ls = self.hold.lockset(ev.thread);
-                let (table, w) = (&self.hold.table, ev.is_write());
-                self.pairs.check_push_without_clock(table, ls, w, index, ev);
-                self.eraser(index, ev, ls);
-            }
-            Op::Fork
-            | Op::Join
-            | Op::VolatileRead
-            | Op::VolatileWrite
-            | Op::Signal
-            | Op::Wait
-            | Op::MethodBegin
-            | Op::MethodEnd
-            | Op::Begin
-            | Op::End
-            | Op::Local
-            | Op::Branch => {}
-        }
+        self.lock_or_access::<WHOLE>(index, ev);
     }
 }
 
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut Lockset) -> RaceReport {
-    let mut r = RaceReport::new(AnalysisKind::Lockset.name(), ReportKind::Pairs);
-    a.pairs.into_report(&mut r, &a.hold.table);
+    let mut r = a.pairs.report(AnalysisKind::Lockset, &a.hold.table);
     r.racy_events = std::mem::take(&mut a.violations);
     r.normalize();
     let vars = a.violated.iter().filter(|&&v| v).count();
@@ -261,25 +203,23 @@ fn build_report(a: &mut Lockset) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::parse_events;
     use crate::trace::Trace;
 
-    fn run(events: Vec<Event>) -> RaceReport {
-        let t = Trace::from_events(events);
-        crate::analysis::run_one(&t, Box::new(Lockset::all_pairs()))
+    /// `a`'s report on the trace written `literal` ([`parse_events`]).
+    fn run_on(a: Lockset, literal: &str) -> RaceReport {
+        let t = Trace::from_events(parse_events(literal));
+        crate::analysis::run_one(&t, Box::new(a))
+    }
+
+    /// [`Lockset::all_pairs`]'s report on the trace written `literal`.
+    fn run(literal: &str) -> RaceReport {
+        run_on(Lockset::all_pairs(), literal)
     }
 
     #[test]
     fn protected_accesses_are_not_pairs() {
-        use Event as E;
-        let r = run(vec![
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::write(1, 0),
-            E::release(1, 0),
-            E::read(1, 0),
-        ]);
+        let r = run("T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T1|rel(L0) T1|r(V0)");
         assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(1, 6)]);
         // Eraser: exclusive(T0) → shared-modified {L0} → read with {} empties C(v).
         assert_eq!(r.racy_set().into_iter().collect::<Vec<_>>(), vec![6]);
@@ -288,14 +228,8 @@ mod tests {
 
     #[test]
     fn eraser_tolerates_initialisation_and_read_sharing() {
-        use Event as E;
         // Exclusive writes by T0, then unprotected reads by T1 and T2: shared, no report.
-        let r = run(vec![
-            E::write(0, 0),
-            E::write(0, 0),
-            E::read(1, 0),
-            E::read(2, 0),
-        ]);
+        let r = run("T0|w(V0) T0|w(V0) T1|r(V0) T2|r(V0)");
         assert!(r.racy_events.is_empty());
         // Lockset pairs do not know about initialisation.
         assert_eq!(r.pair_set().len(), 4);
@@ -305,57 +239,30 @@ mod tests {
     fn paper_example_3_2_lockset_is_complete() {
         // w3po Example 3.2 (right): T1: w(x) acq(y) rel(y); T2: acq(y) rel(y) w(x)
         // (our reading). HB orders the writes; lockset reports them.
-        use Event as E;
-        let r = run(vec![
-            E::write(0, 0),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::write(1, 0),
-        ]);
+        let r = run("T0|w(V0) T0|acq(L0) T0|rel(L0) T1|acq(L0) T1|rel(L0) T1|w(V0)");
         assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(0, 5)]);
     }
 
     #[test]
     fn volatile_and_reentrant() {
-        use Event as E;
-        let vw = Event::new(ThreadId(0), Op::VolatileWrite, 1, crate::trace::LocId::NONE);
-        let vr = Event::new(ThreadId(1), Op::VolatileRead, 1, crate::trace::LocId::NONE);
-        let r = run(vec![
-            E::acquire(0, 0),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::write(0, 0), // still holds L0
-            E::release(0, 0),
-            vw,
-            vr,
-            E::acquire(1, 0),
-            E::read(1, 0),
-            E::release(1, 0),
-        ]);
+        // T0's write still holds L0 after the inner release.
+        let r = run(
+            "T0|acq(L0) T0|acq(L0) T0|rel(L0) T0|w(V0) T0|rel(L0) T0|vw(V1) T1|vr(V1) \
+             T1|acq(L0) T1|r(V0) T1|rel(L0)",
+        );
         assert!(r.pairs.is_empty());
     }
 
     #[test]
     fn default_lists_each_variables_first_violation() {
-        use Event as E;
-        let events = vec![
-            E::write(0, 0),
-            E::write(1, 0),
-            E::read(0, 0),
-            E::write(0, 1),
-            E::write(1, 1),
-            E::write(1, 0),
-        ];
-        let all = run(events.clone());
+        let trace = "T0|w(V0) T1|w(V0) T0|r(V0) T0|w(V1) T1|w(V1) T1|w(V0)";
+        let all = run(trace);
         assert_eq!(
             all.racy_set().into_iter().collect::<Vec<_>>(),
             vec![1, 2, 4, 5]
         );
         assert_eq!(all.extra["eraser_violations"], 4);
-        let t = Trace::from_events(events);
-        let first = crate::analysis::run_one(&t, Box::new(Lockset::new()));
+        let first = run_on(Lockset::new(), trace);
         assert_eq!(first.racy_set().into_iter().collect::<Vec<_>>(), vec![1, 4]);
         assert_eq!(first.extra["eraser_violations"], 4);
         assert_eq!(first.extra["eraser_violating_vars"], 2);

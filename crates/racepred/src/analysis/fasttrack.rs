@@ -50,6 +50,14 @@ pub struct FastTrackAccesses {
 }
 
 impl FastTrackAccesses {
+    /// An access `ev` with its thread's clock `c`: its variable, its epoch and the
+    /// variable's state before it.
+    #[inline(always)]
+    fn access<C: Clock>(&mut self, ev: &Event, c: &C) -> (usize, Epoch, VarState) {
+        let x = ev.target as usize;
+        (x, Epoch::new(ev.thread, c.get(ev.thread)), *self.var(x))
+    }
+
     #[inline]
     fn var(&mut self, x: usize) -> &mut VarState {
         if x >= self.vars.len() {
@@ -82,9 +90,7 @@ impl FastTrackAccesses {
 impl<C: Clock> Accesses<C> for FastTrackAccesses {
     #[inline(always)]
     fn read(&mut self, index: u64, ev: &Event, c: &C) {
-        let x = ev.target as usize;
-        let now = Epoch::new(ev.thread, c.get(ev.thread));
-        let s = *self.var(x);
+        let (x, now, s) = self.access(ev, c);
         if s.r == now {
             return; // [READ SAME EPOCH]
         }
@@ -107,9 +113,7 @@ impl<C: Clock> Accesses<C> for FastTrackAccesses {
 
     #[inline(always)]
     fn write(&mut self, index: u64, ev: &Event, c: &C) {
-        let x = ev.target as usize;
-        let now = Epoch::new(ev.thread, c.get(ev.thread));
-        let s = *self.var(x);
+        let (x, now, s) = self.access(ev, c);
         if s.w == now {
             return; // [WRITE SAME EPOCH]
         }
@@ -170,6 +174,7 @@ mod tests {
     use crate::analysis::run_trace;
     use crate::analysis::Analysis;
     use crate::clock::TreeClock;
+    use crate::gen::parse_events;
     use crate::trace::Trace;
 
     fn racy(a: Box<dyn Analysis>, t: &Trace) -> Vec<u64> {
@@ -184,12 +189,7 @@ mod tests {
     fn concurrent_reads_then_write() {
         // Two concurrent reads promote the read map; a write by a third thread races with
         // both (one racy event).
-        let t = Trace::from_events(vec![
-            Event::read(0, 0),
-            Event::read(1, 0),
-            Event::write(2, 0),
-            Event::read(0, 0),
-        ]);
+        let t = Trace::from_events(parse_events("T0|r(V0) T1|r(V0) T2|w(V0) T0|r(V0)"));
         assert_eq!(racy(Box::new(fasttrack::<VectorClock>()), &t), vec![2, 3]);
         assert_eq!(racy(Box::new(fasttrack::<TreeClock>()), &t), vec![2, 3]);
         assert_eq!(racy(Box::new(hb::<VectorClock>()), &t), vec![2, 3]);
@@ -199,13 +199,9 @@ mod tests {
     fn cleared_reads_make_a_strict_subset() {
         // T1's write races with T0's read and clears it; T2's write, ordered after T1's
         // write but not after T0's read, is racy for Djit+ only.
-        let t = Trace::from_events(vec![
-            Event::read(0, 0),
-            Event::write(1, 0),
-            Event::release(1, 0),
-            Event::acquire(2, 0),
-            Event::write(2, 0),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|r(V0) T1|w(V0) T1|rel(L0) T2|acq(L0) T2|w(V0)",
+        ));
         assert_eq!(racy(Box::new(fasttrack::<VectorClock>()), &t), vec![1]);
         assert_eq!(racy(Box::new(hb::<VectorClock>()), &t), vec![1, 4]);
     }

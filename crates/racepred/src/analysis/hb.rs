@@ -97,6 +97,23 @@ pub struct HbEngine<C: Clock, A> {
     pub(crate) acc: A,
 }
 
+/// A release or signal `ev`: the clock of `ev`'s object in `objects` becomes the thread's
+/// clock `c`, which then ticks.
+#[inline(always)]
+fn publish<C: Clock>(c: &mut C, objects: &mut Vec<C>, ev: &Event) {
+    slot(objects, ev.target as usize).copy_from(c);
+    c.increment(ev.thread);
+}
+
+/// An acquire or wait `ev`: the thread's clock `c` joins the clock of `ev`'s object in
+/// `objects` (none yet: nothing to join).
+#[inline(always)]
+fn receive<C: Clock>(c: &mut C, objects: &[C], ev: &Event) {
+    if let Some(o) = objects.get(ev.target as usize) {
+        c.join(o);
+    }
+}
+
 #[inline]
 fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
     if i >= v.len() {
@@ -206,16 +223,8 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
         match ev.op {
             Op::Read => self.read(index, ev),
             Op::Write => self.write(index, ev),
-            Op::Acquire => {
-                if let Some(l) = self.locks.get(ev.target as usize) {
-                    self.threads[t].join(l);
-                }
-            }
-            Op::Release => {
-                let c = &mut self.threads[t];
-                slot(&mut self.locks, ev.target as usize).copy_from(c);
-                c.increment(ev.thread);
-            }
+            Op::Acquire => receive(&mut self.threads[t], &self.locks, ev),
+            Op::Release => publish(&mut self.threads[t], &mut self.locks, ev),
             Op::Fork | Op::Join => {
                 let u = ev.target as usize;
                 if u == t || ev.target == u32::MAX {
@@ -242,16 +251,8 @@ impl<C: Clock, A: Accesses<C>> Analysis for HbEngine<C, A> {
                     self.threads[t].join_vector(v);
                 }
             }
-            Op::Signal => {
-                let c = &mut self.threads[t];
-                slot(&mut self.conds, ev.target as usize).copy_from(c);
-                c.increment(ev.thread);
-            }
-            Op::Wait => {
-                if let Some(s) = self.conds.get(ev.target as usize) {
-                    self.threads[t].join(s);
-                }
-            }
+            Op::Signal => publish(&mut self.threads[t], &mut self.conds, ev),
+            Op::Wait => receive(&mut self.threads[t], &self.conds, ev),
             Op::MethodBegin | Op::MethodEnd => {
                 self.acc
                     .method(index, ev, side.addresses, &mut self.threads[t]);
@@ -353,6 +354,7 @@ mod tests {
     use super::*;
     use crate::analysis::run_trace;
     use crate::clock::TreeClock;
+    use crate::gen::parse_events;
     use crate::trace::{CondId, LocId, Trace};
 
     pub(crate) fn racy_of(a: Box<dyn Analysis>, t: &Trace) -> Vec<u64> {
@@ -366,19 +368,12 @@ mod tests {
 
     #[test]
     fn lock_orders_and_unprotected_races() {
-        let t = Trace::from_events(vec![
-            Event::acquire(0, 0),
-            Event::write(0, 0),
-            Event::release(0, 0),
-            Event::acquire(1, 0),
-            Event::write(1, 0),
-            Event::release(1, 0),
-            Event::read(1, 1),
-            Event::write(0, 1), // races with T1's read
-            Event::read(0, 0),  // races with T1's write (T0 never acquired after T1)
-            Event::acquire(0, 0),
-            Event::read(0, 0), // ordered now
-        ]);
+        // T0's w(V1) (7) races with T1's read, its r(V0) (8) with T1's write (T0 never
+        // acquired after T1); the last read is ordered by the lock.
+        let t = Trace::from_events(parse_events(
+            "T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T1|rel(L0) T1|r(V1) \
+             T0|w(V1) T0|r(V0) T0|acq(L0) T0|r(V0)",
+        ));
         assert_eq!(racy_of(Box::new(hb::<VectorClock>()), &t), vec![7, 8]);
         assert_eq!(racy_of(Box::new(hb::<TreeClock>()), &t), vec![7, 8]);
     }

@@ -430,21 +430,35 @@ pub fn hbp<C: Clock>(streaming: bool) -> Hbp<C> {
 
 /// [`hbp`], with its pairs grouped by location pair if `grouped` ([`PairGroups`]).
 pub fn hbp_with<C: Clock>(streaming: bool, grouped: bool) -> Hbp<C> {
-    let mut acc = PairAccesses::new(false, streaming);
+    let complete = "(every HB-unordered conflicting pair)";
+    pair_engine(AnalysisKind::Hbp, (3, complete), streaming, grouped)
+}
+
+/// The pair analysis `kind` of the HB family (HBP, or SHBP with SHB's last-write edges):
+/// Alg. `alg` of its paper as published if `streaming`, else complete (finding what its
+/// note `complete` says), its pairs grouped by location pair if `grouped`.
+pub(super) fn pair_engine<C: Clock>(
+    kind: AnalysisKind,
+    (alg, complete): (u32, &str),
+    streaming: bool,
+    grouped: bool,
+) -> HbEngine<C, PairAccesses> {
+    let shb = kind == AnalysisKind::Shbp;
+    let mut acc = PairAccesses::new(shb, streaming);
     if grouped {
         acc = acc.grouped();
     }
-    let e = HbEngine::new(AnalysisKind::Hbp.name(), false, acc);
+    let e = HbEngine::new(kind.name(), shb, acc);
     if streaming {
-        e.note(
-            "streaming: Alg. 3 as published (single pass; misses pairs whose earlier access \
-             was replaced by a later one ordered after it)",
-        )
+        e.note(format!(
+            "streaming: Alg. {alg} as published (single pass; misses pairs whose earlier \
+             access was replaced by a later one ordered after it)"
+        ))
     } else {
-        e.note(
-            "complete: Alg. 3 with the history of replaced accesses walked at each access \
-             (every HB-unordered conflicting pair)",
-        )
+        e.note(format!(
+            "complete: Alg. {alg} with the history of replaced accesses walked at each access \
+             {complete}"
+        ))
     }
 }
 
@@ -453,6 +467,7 @@ mod tests {
     use super::*;
     use crate::analysis::{run_trace, Analysis};
     use crate::clock::{TreeClock, VectorClock};
+    use crate::gen::parse_events;
     use crate::trace::Trace;
     use std::collections::BTreeSet;
 
@@ -573,14 +588,9 @@ mod tests {
     /// write races with both. The single pass sees only the latest.
     #[test]
     fn replaced_access_is_recovered() {
-        let t = Trace::from_events(vec![
-            Event::write(0, 0),
-            Event::write(0, 0),
-            Event::write(1, 0),
-            Event::read(1, 1),
-            Event::read(1, 1),
-            Event::write(0, 1),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|w(V0) T0|w(V0) T1|w(V0) T1|r(V1) T1|r(V1) T0|w(V1)",
+        ));
         let all: BTreeSet<_> = [(0, 2), (1, 2), (3, 5), (4, 5)].into();
         assert_eq!(pairs(Box::new(hbp::<VectorClock>(false)), &t), all);
         assert_eq!(pairs(Box::new(hbp::<TreeClock>(false)), &t), all);
@@ -591,14 +601,9 @@ mod tests {
     #[test]
     fn history_is_pruned_below_ordered_accesses() {
         // T0: w w; rel; T1: acq; w — all ordered; then T2's read races with all three.
-        let t = Trace::from_events(vec![
-            Event::write(0, 0),
-            Event::write(0, 0),
-            Event::release(0, 0),
-            Event::acquire(1, 0),
-            Event::write(1, 0),
-            Event::read(2, 0),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|w(V0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T2|r(V0)",
+        ));
         let all: BTreeSet<_> = [(0, 5), (1, 5), (4, 5)].into();
         assert_eq!(pairs(Box::new(hbp::<VectorClock>(false)), &t), all);
         let mut e = t.events.clone();

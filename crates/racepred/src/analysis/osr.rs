@@ -60,8 +60,10 @@ pub(super) struct Kept {
     pub overflow: bool,
 }
 
-/// The slot (kind, object) a read / write event reads or writes.
-fn slot(e: &Event) -> Option<((u8, u32), bool)> {
+/// The slot (kind, object) a read-like / write-like event reads or writes, and whether it
+/// writes: a variable (kind 0), a volatile (1) or a condition (2; `sig` writes, `wait`
+/// reads).
+pub(crate) fn slot(e: &Event) -> Option<((u8, u32), bool)> {
     match e.op {
         Op::Read => Some(((0, e.target), false)),
         Op::Write => Some(((0, e.target), true)),

@@ -57,22 +57,8 @@ pub fn shbp<C: Clock>(streaming: bool) -> Shbp<C> {
 
 /// [`shbp`], with its pairs grouped by location pair if `grouped`.
 pub fn shbp_with<C: Clock>(streaming: bool, grouped: bool) -> Shbp<C> {
-    let mut acc = PairAccesses::new(true, streaming);
-    if grouped {
-        acc = acc.grouped();
-    }
-    let e = HbEngine::new(AnalysisKind::Shbp.name(), true, acc);
-    if streaming {
-        e.note(
-            "streaming: Alg. 4 as published (single pass; misses pairs whose earlier access \
-             was replaced by a later one ordered after it)",
-        )
-    } else {
-        e.note(
-            "complete: Alg. 4 with the history of replaced accesses walked at each access \
-             (every SHB-unordered conflicting pair and every SHB WRD race pair)",
-        )
-    }
+    let complete = "(every SHB-unordered conflicting pair and every SHB WRD race pair)";
+    super::hbp::pair_engine(AnalysisKind::Shbp, (4, complete), streaming, grouped)
 }
 
 #[cfg(test)]
@@ -82,6 +68,7 @@ mod tests {
     use crate::analysis::hbp::hbp;
     use crate::analysis::{run_trace, Analysis};
     use crate::clock::{TreeClock, VectorClock};
+    use crate::gen::parse_events;
     use crate::trace::{Event, Trace};
     use std::collections::BTreeSet;
 
@@ -132,14 +119,9 @@ mod tests {
     #[test]
     fn wrd_pair_needs_another_path_to_be_ordered() {
         // The last write is also ordered by a lock: not a race.
-        let t = Trace::from_events(vec![
-            Event::acquire(0, 0),
-            Event::write(0, 0),
-            Event::release(0, 0),
-            Event::acquire(1, 0),
-            Event::read(1, 0),
-            Event::release(1, 0),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|r(V0) T1|rel(L0)",
+        ));
         assert!(run(Box::new(shbp::<VectorClock>(false)), &t)
             .pairs
             .is_empty());
@@ -151,11 +133,7 @@ mod tests {
     #[test]
     fn non_last_write_read_pair_is_reported_when_unordered() {
         // w(x)@T0, w(x)@T1, r(x)@T2: the read depends on T1's write only.
-        let t = Trace::from_events(vec![
-            Event::write(0, 0),
-            Event::write(1, 0),
-            Event::read(2, 0),
-        ]);
+        let t = Trace::from_events(parse_events("T0|w(V0) T1|w(V0) T2|r(V0)"));
         let want: BTreeSet<_> = [(0, 1), (0, 2), (1, 2)].into();
         assert_eq!(
             run(Box::new(shbp::<VectorClock>(false)), &t).pair_set(),

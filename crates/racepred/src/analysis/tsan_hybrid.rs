@@ -27,13 +27,13 @@
 //! provided the oracle also keeps fork/join, volatile and sig/wait order (those edges are
 //! kept by every correct reordering). Unsound in general.
 
-use super::locksets::{run_looking_ahead, Holdings, Pairs};
+use super::locksets::{sharded_lockset_analysis, Holdings, Pairs, ShardedLockset};
 use super::shard::VarShard;
 use super::slices::two;
 use super::{Analysis, Side};
 use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
-use crate::report::{RaceReport, ReportKind};
+use crate::report::RaceReport;
 use crate::trace::{Event, Names, Op, ThreadId};
 
 /// Vector clocks of the non-lock synchronisation order.
@@ -175,90 +175,38 @@ impl TsanHybrid {
     }
 }
 
-impl Analysis for TsanHybrid {
-    fn name(&self) -> &'static str {
-        AnalysisKind::TsanHybrid.name()
+sharded_lockset_analysis!(TsanHybrid, AnalysisKind::TsanHybrid);
+
+impl ShardedLockset for TsanHybrid {
+    /// Every event that is no access (time advances only at sync edges, see `SyncClocks`).
+    #[inline(always)]
+    fn shard_needs(op: Op) -> bool {
+        !matches!(op, Op::Read | Op::Write)
     }
 
-    fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
-        self.event::<false>(index, ev);
+    #[inline(always)]
+    fn access(&mut self, index: u64, ev: &Event) {
+        let (t, w) = (ev.thread, ev.is_write());
+        let (table, ls) = (&self.hold.table, self.hold.lockset(t));
+        let clock = &*self.clocks.thread(t);
+        self.pairs
+            .check_push(table, ls, clock, clock.get(t), w, index, ev);
     }
 
-    /// Whole: with the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]). As a
-    /// shard: only its own accesses and the events that are no accesses, picked in one pass
-    /// ([`VarShard::select`]; time advances only at sync edges, see `SyncClocks`), without
-    /// the look-ahead (asking ahead for the selected accesses gained nothing), and without a
-    /// branch per event on its shard.
-    ///
-    /// [`Shadow::wants_prefetch`]: super::locksets::Shadow::wants_prefetch
-    fn on_events(&mut self, first: u64, events: &[Event]) {
-        if !self.shard.is_whole() {
-            let sync = |op| !matches!(op, Op::Read | Op::Write);
-            return VarShard::run_selected(
-                self,
-                first,
-                events,
-                sync,
-                Self::shard_parts,
-                Self::event::<false>,
-            );
-        }
-        let ahead = self.pairs.shadow_wants_prefetch();
-        let prefetch = |a: &Self, next: &[Event]| a.pairs.prefetch_ahead(next);
-        run_looking_ahead(self, ahead, first, events, prefetch, Self::event::<true>);
-    }
-
-    fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
-        self.shard = shard;
-        self.pairs.is_grouped()
-    }
-
-    fn finish(&mut self, _names: &Names) -> RaceReport {
-        build_report(self)
-    }
-}
-
-impl TsanHybrid {
-    /// The shard and its buffer of selected events ([`VarShard::run_selected`]).
-    fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
-        (self.shard, &mut self.selected)
-    }
-
-    /// One event; `WHOLE`: not run as a shard (no look at an access's shard).
     #[inline(always)]
     fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
         if ignored(ev) {
             return;
         }
         self.clocks.apply_edges(ev);
-        match ev.op {
-            Op::Acquire => {
-                self.hold.acquire(ev.thread, ev.lock());
-            }
-            Op::Release => {
-                self.hold.release(ev.thread, ev.lock());
-            }
-            Op::Read | Op::Write => {
-                let Some(ev) = self.shard.own::<WHOLE>(ev) else {
-                    return; // another shard's variable
-                };
-                let ev = &ev;
-                let (t, w) = (ev.thread, ev.is_write());
-                let (table, ls) = (&self.hold.table, self.hold.lockset(t));
-                let clock = &*self.clocks.thread(t);
-                self.pairs
-                    .check_push(table, ls, clock, clock.get(t), w, index, ev);
-            }
-            _ => {}
-        }
+        self.lock_or_access::<WHOLE>(index, ev);
     }
 }
 
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut TsanHybrid) -> RaceReport {
-    let mut r = RaceReport::new(AnalysisKind::TsanHybrid.name(), ReportKind::Pairs);
-    a.pairs.into_report(&mut r, &a.hold.table);
+    let mut r = a.pairs.report(AnalysisKind::TsanHybrid, &a.hold.table);
     r.notes.push(
         "pairs: conflicting accesses with disjoint locksets, unordered by program order, \
          fork/join, volatile and sig/wait (not by locks)"
@@ -270,57 +218,30 @@ fn build_report(a: &mut TsanHybrid) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{LocId, Trace};
+    use crate::gen::parse_events;
+    use crate::trace::Trace;
 
-    fn run(events: Vec<Event>) -> RaceReport {
-        let t = Trace::from_events(events);
+    /// [`TsanHybrid::all_pairs`]'s report on the trace written `literal` ([`parse_events`]).
+    fn run(literal: &str) -> RaceReport {
+        let t = Trace::from_events(parse_events(literal));
         crate::analysis::run_one(&t, Box::new(TsanHybrid::all_pairs()))
     }
 
     #[test]
     fn fork_join_order_but_locks_do_not() {
-        use Event as E;
-        let r = run(vec![
-            E::write(0, 0),
-            E::fork(0, 1),
-            E::write(1, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::join(0, 1),
-            E::write(0, 0),
-            E::fork(0, 2),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::acquire(2, 0),
-            E::release(2, 0),
-            E::read(2, 0),
-        ]);
+        let r = run(
+            "T0|w(V0) T0|fork(T1) T1|w(V0) T1|acq(L0) T1|rel(L0) T0|join(T1) T0|w(V0) \
+             T0|fork(T2) T0|acq(L0) T0|rel(L0) T2|acq(L0) T2|rel(L0) T2|r(V0)",
+        );
         // fork/join order 0<2<6<12; lock 8-9 → 10-11 is not an edge, but 6 → fork → 12.
         assert!(r.pairs.is_empty());
-        let r = run(vec![
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::read(1, 0),
-        ]);
+        let r = run("T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|rel(L0) T1|r(V0)");
         assert_eq!(r.pair_set().into_iter().collect::<Vec<_>>(), vec![(1, 5)]);
     }
 
     #[test]
     fn volatile_and_signal_are_edges() {
-        use Event as E;
-        let ev = |t, op, x| Event::new(ThreadId(t), op, x, LocId::NONE);
-        let r = run(vec![
-            E::write(0, 0),
-            ev(0, Op::VolatileWrite, 5),
-            ev(1, Op::VolatileRead, 5),
-            E::write(1, 0),
-            ev(1, Op::Signal, 0),
-            ev(2, Op::Wait, 0),
-            E::read(2, 0),
-        ]);
+        let r = run("T0|w(V0) T0|vw(V5) T1|vr(V5) T1|w(V0) T1|sig(C0) T2|wait(C0) T2|r(V0)");
         assert!(r.pairs.is_empty());
     }
 }

@@ -61,7 +61,7 @@ use super::slices::two;
 use super::{Analysis, Side};
 use crate::analysis::AnalysisKind;
 use crate::clock::VectorClock;
-use crate::report::{RaceReport, ReportKind};
+use crate::report::RaceReport;
 use crate::trace::{Event, LocId, Names, Op, ThreadId};
 
 /// A released critical section.
@@ -444,22 +444,19 @@ impl W3po {
             Op::Release => self.release(t, ev, time),
             Op::Write => self.write::<WHOLE>(index, ev, t, time),
             Op::Read => self.read::<WHOLE>(index, ev, t, time),
-            Op::Fork => {
+            // The child's clock starts from its parent's; a join takes the child's, and a
+            // child without events still ends after its fork (fork → join edge).
+            Op::Fork | Op::Join => {
                 let u = ev.other_thread();
                 if u != t {
                     self.ensure_thread(u);
                     let (a, b) = two(&mut self.clocks, t.index(), u.index());
-                    b.join(a);
-                }
-            }
-            Op::Join => {
-                let u = ev.other_thread();
-                // A child without events still ends after its fork (fork → join edge).
-                if u != t {
-                    self.ensure_thread(u);
-                    let (a, b) = two(&mut self.clocks, t.index(), u.index());
-                    a.join(b);
-                    self.weak_wcp(t, None);
+                    if ev.op == Op::Fork {
+                        b.join(a);
+                    } else {
+                        a.join(b);
+                        self.weak_wcp(t, None);
+                    }
                 }
             }
             // The latest vw(X) / sig(C) publishes the thread's clock; vr(X) / wait(C) joins it.
@@ -547,8 +544,7 @@ impl Analysis for W3po {
 #[cold]
 #[inline(never)]
 fn build_report(a: &mut W3po) -> RaceReport {
-    let mut r = RaceReport::new(AnalysisKind::W3po.name(), ReportKind::Pairs);
-    a.pairs.into_report(&mut r, &a.hold.table);
+    let mut r = a.pairs.report(AnalysisKind::W3po, &a.hold.table);
     match a.history {
         None => r.notes.push(
             "mode: complete (full history of replaced events): every Lockset-W3 potential \
@@ -599,6 +595,7 @@ pub fn pairs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::parse_events;
     use crate::trace::Trace;
     use Event as E;
 
@@ -611,12 +608,7 @@ mod tests {
         // T1: w(x) w(y); T2: r(y) w(x): the writes of x are ordered through the WRD edge
         // w(y) → r(y), so no pair for x (HB and WCP report one; it is not predictable).
         // The WRD pair (w(y), r(y)) itself is a write-read race.
-        let t = Trace::from_events(vec![
-            E::write(0, 0),
-            E::write(0, 1),
-            E::read(1, 1),
-            E::write(1, 0),
-        ]);
+        let t = Trace::from_events(parse_events("T0|w(V0) T0|w(V1) T1|r(V1) T1|w(V0)"));
         assert_eq!(pairs(&t, None), set(&[(1, 2)]));
     }
 
@@ -624,30 +616,18 @@ mod tests {
     fn example_3_9_alternative_schedule_wcp_misses() {
         // T1: w(z) acq(y) w(x) rel(y); T2: acq(y) w(x) rel(y) w(z): WCP orders the w(z)s
         // (rule (a) plus HB closure); W3 does not, and the pair is predictable.
-        let t = Trace::from_events(vec![
-            E::write(0, 1),
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::write(1, 0),
-            E::release(1, 0),
-            E::write(1, 1),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|w(V1) T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T1|rel(L0) T1|w(V1)",
+        ));
         assert_eq!(pairs(&t, None), set(&[(0, 7)]));
     }
 
     #[test]
     fn example_3_2_right_alternative_schedule() {
         // T1: w(x) acq(y) rel(y); T2: acq(y) rel(y) w(x): W3 has no release → acquire edge.
-        let t = Trace::from_events(vec![
-            E::write(0, 0),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::write(1, 0),
-        ]);
+        let t = Trace::from_events(parse_events(
+            "T0|w(V0) T0|acq(L0) T0|rel(L0) T1|acq(L0) T1|rel(L0) T1|w(V0)",
+        ));
         assert_eq!(pairs(&t, None), set(&[(0, 5)]));
     }
 
@@ -667,12 +647,7 @@ mod tests {
         let t = Trace::from_events(vec![E::write(0, 0), E::read(1, 0)]);
         assert_eq!(pairs(&t, None), set(&[(0, 1)]));
         // T1: w(x) w(y); T2: r(y) r(x): the read of x is ordered through r(y) as well.
-        let t = Trace::from_events(vec![
-            E::write(0, 0),
-            E::write(0, 1),
-            E::read(1, 1),
-            E::read(1, 0),
-        ]);
+        let t = Trace::from_events(parse_events("T0|w(V0) T0|w(V1) T1|r(V1) T1|r(V0)"));
         assert_eq!(pairs(&t, None), set(&[(1, 2)]));
         // Not the last write: no write-read pair (T1: w(x) w(x); T2: r(x)).
         let t = Trace::from_events(vec![E::write(0, 0), E::write(0, 0), E::read(1, 0)]);

@@ -899,6 +899,7 @@ pub fn analyze(trace: &crate::trace::Trace) -> RaceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::parse_events;
     use crate::trace::Trace;
     use Event as E;
 
@@ -1091,14 +1092,7 @@ mod tests {
     #[test]
     fn example_3_2_right_predicts_alternative_schedule() {
         // T1: w(x) acq(y) rel(y); T2: acq(y) rel(y) w(x): HB-ordered, WCP-unordered.
-        let ev = vec![
-            E::write(0, 0),
-            E::acquire(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::release(1, 0),
-            E::write(1, 0),
-        ];
+        let ev = parse_events("T0|w(V0) T0|acq(L0) T0|rel(L0) T1|acq(L0) T1|rel(L0) T1|w(V0)");
         let r = analyze(&Trace::from_events(ev.clone()));
         assert_eq!(r.racy_set().into_iter().collect::<Vec<_>>(), vec![5]);
         assert_eq!(pairs(ev), vec![(0, 5)]);
@@ -1108,16 +1102,9 @@ mod tests {
     fn rule_a_orders_conflicting_critical_sections() {
         // T1: acq(y) w(x) rel(y); T2: acq(y) r(x) rel(y) w(z)?: and a write after the
         // release of T1 is ordered with T2's later event through HB composition.
-        let ev = vec![
-            E::write(0, 1),
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::read(1, 0),
-            E::release(1, 0),
-            E::write(1, 1),
-        ];
+        let ev = parse_events(
+            "T0|w(V1) T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|r(V0) T1|rel(L0) T1|w(V1)",
+        );
         assert_eq!(pairs(ev), Vec::<(u64, u64)>::new());
     }
 
@@ -1128,16 +1115,9 @@ mod tests {
         // another variable the HB closure orders a predictable race:
         // T1: w(z) acq(y) w(x) rel(y); T2: acq(y) w(x) rel(y) w(z).
         // Reordering T2 first (T2: acq w(x) rel, then T1: w(z)) enables w(z) ‖ w(z).
-        let ev = vec![
-            E::write(0, 1),
-            E::acquire(0, 0),
-            E::write(0, 0),
-            E::release(0, 0),
-            E::acquire(1, 0),
-            E::write(1, 0),
-            E::release(1, 0),
-            E::write(1, 1),
-        ];
+        let ev = parse_events(
+            "T0|w(V1) T0|acq(L0) T0|w(V0) T0|rel(L0) T1|acq(L0) T1|w(V0) T1|rel(L0) T1|w(V1)",
+        );
         assert_eq!(pairs(ev), Vec::<(u64, u64)>::new());
     }
 
@@ -1146,32 +1126,16 @@ mod tests {
         // T1: acq(m) w(z) rel(m); T2: acq(m) rel(m) acq(l) w(x) rel(l) acq(l) w(x) w(z)
         // rel(l): T1's w(z) and T2's w(z) are WCP-unordered (the m sections do not
         // conflict); T2's earlier l section must not order it.
-        let ev = vec![
-            E::acquire(0, 1),
-            E::write(0, 2),
-            E::release(0, 1),
-            E::acquire(1, 1),
-            E::release(1, 1),
-            E::acquire(1, 0),
-            E::write(1, 0),
-            E::release(1, 0),
-            E::acquire(1, 0),
-            E::write(1, 0),
-            E::write(1, 2),
-            E::release(1, 0),
-        ];
+        let ev = parse_events(
+            "T0|acq(L1) T0|w(V2) T0|rel(L1) T1|acq(L1) T1|rel(L1) T1|acq(L0) T1|w(V0) \
+             T1|rel(L0) T1|acq(L0) T1|w(V0) T1|w(V2) T1|rel(L0)",
+        );
         assert_eq!(pairs(ev), vec![(1, 10)]);
     }
 
     #[test]
     fn fork_join_are_hard() {
-        let ev = vec![
-            E::write(0, 0),
-            E::fork(0, 1),
-            E::write(1, 0),
-            E::join(0, 1),
-            E::read(0, 0),
-        ];
+        let ev = parse_events("T0|w(V0) T0|fork(T1) T1|w(V0) T0|join(T1) T0|r(V0)");
         assert!(pairs(ev).is_empty());
     }
 }

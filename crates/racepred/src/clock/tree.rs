@@ -460,6 +460,15 @@ mod tests {
         })
     }
 
+    /// Where the objects of a step's kind start in `Sys::obj`: locks, conditions, variables.
+    fn object_base(s: &Step) -> usize {
+        match s {
+            Step::Release(..) | Step::Acquire(..) => 0,
+            Step::Signal(..) | Step::Wait(..) => 3,
+            _ => 6,
+        }
+    }
+
     struct Sys<C> {
         th: Vec<C>,
         obj: Vec<C>,
@@ -478,24 +487,12 @@ mod tests {
             let n = self.th.len();
             match *s {
                 Step::Release(a, o) | Step::Signal(a, o) | Step::Write(a, o) => {
-                    let a = a as usize % n;
-                    let o = o as usize
-                        + match s {
-                            Step::Release(..) => 0,
-                            Step::Signal(..) => 3,
-                            _ => 6,
-                        };
+                    let (a, o) = (a as usize % n, o as usize + object_base(s));
                     self.obj[o].copy_from(&self.th[a]);
                     self.th[a].increment(t(a as u32));
                 }
                 Step::Acquire(a, o) | Step::Wait(a, o) | Step::Read(a, o) => {
-                    let a = a as usize % n;
-                    let o = o as usize
-                        + match s {
-                            Step::Acquire(..) => 0,
-                            Step::Wait(..) => 3,
-                            _ => 6,
-                        };
+                    let (a, o) = (a as usize % n, o as usize + object_base(s));
                     self.th[a].join(&self.obj[o]);
                 }
                 Step::Fork(a, b) | Step::Join(a, b) => {

@@ -35,7 +35,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::error::{Error, Result};
 
-use crate::trace::{AddrId, Event, LockId, MethodId, Op, ThreadId, Trace};
+use crate::trace::{AddrId, Event, Interner, LockId, MethodId, Op, ThreadId, Trace};
 
 /// `original_index` of a barrier event made by [`elide`].
 pub const SYNTHETIC: u64 = u64::MAX;
@@ -63,6 +63,27 @@ impl Default for ElideConfig {
             fraction: 0.0,
             seed: 0,
             max_window: 4,
+        }
+    }
+}
+
+impl ElideConfig {
+    /// The calls of the methods named `methods` lose their events (the other modes off).
+    pub fn methods(methods: &[&str]) -> ElideConfig {
+        let methods = methods.iter().map(|m| m.to_string()).collect();
+        ElideConfig {
+            methods,
+            ..ElideConfig::default()
+        }
+    }
+
+    /// The critical sections of the locks named `locks` become barrier pairs (the other
+    /// modes off).
+    pub fn locks(locks: &[&str]) -> ElideConfig {
+        let locks = locks.iter().map(|l| l.to_string()).collect();
+        ElideConfig {
+            locks,
+            ..ElideConfig::default()
         }
     }
 }
@@ -130,13 +151,7 @@ pub fn elide(t: &Trace, cfg: &ElideConfig) -> Result<Elided> {
     let mut gone = vec![false; n];
 
     // Critical sections of the chosen locks.
-    let mut chosen = vec![false; names.locks.len()];
-    for l in &cfg.locks {
-        let id = names.locks.iter().position(|x| x == l).ok_or_else(|| {
-            Error::invalid(format!("elide: lock `{l}` does not occur in the trace"))
-        })?;
-        chosen[id] = true;
-    }
+    let chosen = listed(&names.locks, &cfg.locks, "lock")?;
     if !cfg.locks.is_empty() {
         let mut depth = vec![0u32; names.locks.len()];
         for evs in &per_thread {
@@ -171,13 +186,7 @@ pub fn elide(t: &Trace, cfg: &ElideConfig) -> Result<Elided> {
     // Bodies of calls to the listed methods: owner[i] = the call's mbegin.
     let mut owner = vec![NO; if cfg.methods.is_empty() { 0 } else { n }];
     if !cfg.methods.is_empty() {
-        let mut listed = vec![false; names.methods.len()];
-        for m in &cfg.methods {
-            let id = names.methods.iter().position(|x| x == m).ok_or_else(|| {
-                Error::invalid(format!("elide: method `{m}` does not occur in the trace"))
-            })?;
-            listed[id] = true;
-        }
+        let listed = listed(&names.methods, &cfg.methods, "method")?;
         for evs in &per_thread {
             // Positions (in `evs`) of the open calls; the outermost listed one.
             let mut stack: Vec<usize> = Vec::new();
@@ -407,6 +416,19 @@ fn per_thread_prev(per_thread: &[Vec<u32>], t: &Trace, i: usize) -> Option<usize
     k.checked_sub(1).map(|p| evs[p] as usize)
 }
 
+/// One flag per name of `table` (the trace's names of `what`s), set for the names in
+/// `wanted`; an error for a wanted name the trace does not have.
+fn listed(table: &Interner, wanted: &[String], what: &str) -> Result<Vec<bool>> {
+    let mut flags = vec![false; table.len()];
+    for w in wanted {
+        let id = table.iter().position(|x| x == w).ok_or_else(|| {
+            Error::invalid(format!("elide: {what} `{w}` does not occur in the trace"))
+        })?;
+        flags[id] = true;
+    }
+    Ok(flags)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,14 +480,7 @@ mod tests {
     #[test]
     fn locks_mode_turns_critical_sections_into_pairs() {
         let t = read(T);
-        let e = elide(
-            &t,
-            &ElideConfig {
-                locks: vec!["l".into()],
-                ..ElideConfig::default()
-            },
-        )
-        .unwrap();
+        let e = elide(&t, &ElideConfig::locks(&["l"])).unwrap();
         assert_eq!(
             show(&e),
             [
@@ -531,14 +546,7 @@ mod tests {
              T0|mbegin(lib;a)|10\nT0|fork(T2)|11\nT0|mend(lib)|12\nT0|mbegin(lib;c)|13\n\
              T0|w(z)|14\n",
         );
-        let e = elide(
-            &t,
-            &ElideConfig {
-                methods: vec!["lib".into()],
-                ..ElideConfig::default()
-            },
-        )
-        .unwrap();
+        let e = elide(&t, &ElideConfig::methods(&["lib"])).unwrap();
         assert_eq!(
             show(&e),
             [
@@ -566,14 +574,8 @@ mod tests {
     fn bad_options() {
         let t = read(T);
         for cfg in [
-            ElideConfig {
-                locks: vec!["nope".into()],
-                ..ElideConfig::default()
-            },
-            ElideConfig {
-                methods: vec!["nope".into()],
-                ..ElideConfig::default()
-            },
+            ElideConfig::locks(&["nope"]),
+            ElideConfig::methods(&["nope"]),
             ElideConfig {
                 fraction: 1.5,
                 ..ElideConfig::default()

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::pacer_trials::Experiment;
+use super::pacer_trials::{Experiment, RatePoint};
 use crate::error::{Error, Result};
 
 /// Writes detection rate vs sampling rate: dynamic races (Figure 3), distinct races
@@ -106,7 +106,7 @@ fn draw(out: &mut String, exp: &Experiment) -> std::result::Result<(), Box<dyn s
         .map(|x| (x, x))
         .collect();
     chart.draw_series(LineSeries::new(ideal_pts, ideal))?;
-    let shown = |p: &&super::pacer_trials::RatePoint| p.rate > 0.0;
+    let shown = |p: &&RatePoint| p.rate > 0.0;
     for p in exp.points.iter().filter(shown) {
         chart.draw_series(
             p.per_distinct
@@ -115,18 +115,13 @@ fn draw(out: &mut String, exp: &Experiment) -> std::result::Result<(), Box<dyn s
         )?;
     }
     let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
-    let dynamic: Vec<(f64, f64)> = exp
-        .points
-        .iter()
-        .filter(shown)
-        .map(|p| (p.rate, finite(p.dynamic_detection)))
-        .collect();
-    let distinct: Vec<(f64, f64)> = exp
-        .points
-        .iter()
-        .filter(shown)
-        .map(|p| (p.rate, finite(p.distinct_detection)))
-        .collect();
+    // (rate, detection) of the points shown, for one detection measure.
+    let series = |detection: fn(&RatePoint) -> f64| -> Vec<(f64, f64)> {
+        let points = exp.points.iter().filter(shown);
+        points.map(|p| (p.rate, finite(detection(p)))).collect()
+    };
+    let dynamic = series(|p| p.dynamic_detection);
+    let distinct = series(|p| p.distinct_detection);
     chart.draw_series(LineSeries::new(dynamic.clone(), &BLUE))?;
     chart.draw_series(dynamic.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
     chart.draw_series(LineSeries::new(distinct.clone(), &RED))?;

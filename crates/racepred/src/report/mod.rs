@@ -456,6 +456,19 @@ impl<'a> ReportContext<'a> {
         }
     }
 
+    /// What reports show of pair `p` besides its events: its variable, and of its first and
+    /// second access the location and the thread.
+    pub fn pair_places(&self, p: &RacePair) -> (&'a str, [&'a str; 2], [&'a str; 2]) {
+        let (names, locs) = (self.names, self.locs());
+        let (a, b) = (&p.first_event, &p.second_event);
+        let var = names.var(a.var());
+        (
+            var,
+            [locs.show(a.loc), locs.show(b.loc)],
+            [names.thread(a.thread), names.thread(b.thread)],
+        )
+    }
+
     /// The table's file, as the report names it (`None` without a table).
     pub fn table_name(&self) -> Option<String> {
         self.locations.map(|t| {
@@ -655,6 +668,16 @@ impl DenseSet {
         }
         !std::mem::replace(&mut self.flags[i], true)
     }
+}
+
+/// The text that `write` writes into a buffer (for the report writers' tests).
+#[cfg(test)]
+pub(crate) fn written<E: std::fmt::Debug>(
+    write: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
+) -> String {
+    let mut out = Vec::new();
+    write(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
 }
 
 #[cfg(test)]

@@ -127,16 +127,7 @@ fn location(
         (name, "member")
     };
     let mut v = match split_source(name) {
-        Some((path, line, col)) => {
-            let mut region = json!({ "startLine": line });
-            if let Some(c) = col.filter(|&c| c > 0) {
-                region["startColumn"] = c.into();
-            }
-            json!({"physicalLocation": {
-                "artifactLocation": artifact(path, ctx.source_root, ctx.source_index),
-                "region": region,
-            }})
-        }
+        Some(source) => physical_location(ctx, source),
         None => json!({"logicalLocations": [{"name": logical, "kind": kind}]}),
     };
     if let Some(id) = id {
@@ -162,17 +153,9 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
 
 /// `VAR between LOC (THREAD, event N) and LOC (THREAD, event M)` for a pair's message.
 fn between(ctx: &ReportContext<'_>, p: &crate::report::RacePair) -> String {
-    let (names, locs) = (ctx.names, ctx.locs());
-    format!(
-        "{} between {} ({}, {}) and {} ({}, {})",
-        names.var(p.first_event.var()),
-        locs.show(p.first_event.loc),
-        names.thread(p.first_event.thread),
-        event_at(ctx, p.first),
-        locs.show(p.second_event.loc),
-        names.thread(p.second_event.thread),
-        event_at(ctx, p.second),
-    )
+    let (var, [l0, l1], [t0, t1]) = ctx.pair_places(p);
+    let (e0, e1) = (event_at(ctx, p.first), event_at(ctx, p.second));
+    format!("{var} between {l0} ({t0}, {e0}) and {l1} ({t1}, {e1})")
 }
 
 /// Adds a run's invocation (unsuccessful, with a notification, when the run is incomplete:
@@ -222,18 +205,25 @@ fn stacks(ctx: &ReportContext<'_>, events: &[(u64, LocId, &str)]) -> Option<Valu
 /// A call site named `file:line:col` (or anything else, as a logical location).
 fn frame_location(ctx: &ReportContext<'_>, name: &str) -> Value {
     match split_source(name) {
-        Some((file, line, col)) => {
-            let mut region = json!({"startLine": line});
-            if let Some(c) = col.filter(|&c| c > 0) {
-                region["startColumn"] = c.into();
-            }
-            json!({"physicalLocation": {
-                "artifactLocation": artifact(file, ctx.source_root, ctx.source_index),
-                "region": region,
-            }})
-        }
+        Some(source) => physical_location(ctx, source),
         None => json!({"logicalLocations": [{"name": name}]}),
     }
+}
+
+/// The SARIF physical location of source position `(path, line, column)` (a column of 0
+/// or none is left out).
+fn physical_location(
+    ctx: &ReportContext<'_>,
+    (path, line, col): (&str, u64, Option<u64>),
+) -> Value {
+    let mut region = json!({ "startLine": line });
+    if let Some(c) = col.filter(|&c| c > 0) {
+        region["startColumn"] = c.into();
+    }
+    json!({"physicalLocation": {
+        "artifactLocation": artifact(path, ctx.source_root, ctx.source_index),
+        "region": region,
+    }})
 }
 
 fn pair_result(

@@ -54,17 +54,9 @@ fn event_at(ctx: &ReportContext<'_>, index: u64) -> String {
 
 /// `VAR at LOC -> LOC  (first: event N in T, event M in U)`: a pair in a report line.
 fn pair_at(ctx: &ReportContext<'_>, p: &super::RacePair) -> String {
-    let (names, locs) = (ctx.names, ctx.locs());
-    format!(
-        "{} at {} -> {}  (first: {} in {}, {} in {})",
-        names.var(p.first_event.var()),
-        locs.show(p.first_event.loc),
-        locs.show(p.second_event.loc),
-        event_at(ctx, p.first),
-        names.thread(p.first_event.thread),
-        event_at(ctx, p.second),
-        names.thread(p.second_event.thread),
-    )
+    let (var, [l0, l1], [t0, t1]) = ctx.pair_places(p);
+    let (e0, e1) = (event_at(ctx, p.first), event_at(ctx, p.second));
+    format!("{var} at {l0} -> {l1}  (first: {e0} in {t0}, {e1} in {t1})")
 }
 
 /// The `locations: FILE (N of M trace locations mapped)` line, when a table is in use.
@@ -307,6 +299,7 @@ pub fn write_verdicts<W: Write + ?Sized>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::report::written;
     use crate::report::{EventLines, RacePair, RacyEvent, ReportKind};
     use crate::trace::{LocId, Op, ThreadId, Trace};
 
@@ -412,9 +405,7 @@ pub(crate) mod tests {
         let r = crate::analysis::run_one(&t, a);
         let mut ctx = ReportContext::new("t.csv", &t.names);
         ctx.lines = EventLines::of_trace(&t.lines);
-        let mut out = Vec::new();
-        write_report(&mut out, &r, &ctx).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| write_report(out, &r, &ctx));
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             &lines[..4],
@@ -440,9 +431,7 @@ pub(crate) mod tests {
         let mut ctx = ReportContext::new("x.std", &t.names);
         ctx.locations = Some(&table);
         ctx.lines = EventLines::of_trace(&lines);
-        let mut out = Vec::new();
-        write_reports(&mut out, std::slice::from_ref(&r), &ctx).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| write_reports(out, std::slice::from_ref(&r), &ctx));
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             lines[0],
@@ -464,10 +453,8 @@ pub(crate) mod tests {
         // One event per line: no line numbers.
         ctx.lines = EventLines::OnePerLine;
         ctx.locations = None;
-        let mut out = Vec::new();
-        write_reports(&mut out, std::slice::from_ref(&r), &ctx).unwrap();
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            written(|out| write_reports(out, std::slice::from_ref(&r), &ctx)),
             to_text(&r, "x.std", &t.names)
         );
         assert_eq!(r.shown_events(), vec![0, 1, 2, 4, 5]);

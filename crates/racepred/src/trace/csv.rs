@@ -34,7 +34,7 @@
 //! accept them as above. Fields are trimmed of surrounding whitespace.
 
 use super::lines::{check_name, trim};
-use super::text::{FastRun, LineFormat, TextReader};
+use super::text::{FastLines, FastRun, LineFormat, TextReader};
 use super::{Event, LocId, Names, Op, ThreadId};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -147,19 +147,12 @@ impl LineFormat for CsvFormat {
     /// Rows of exactly the shape `,,,op(V<n>),,` (no whitespace, a plain operation, its
     /// thread and target interned already) after the first row.
     #[inline]
-    fn fast_lines(
-        &mut self,
-        buf: &[u8],
-        names: &mut Names,
-        _first_line: u64,
-        room: usize,
-        max_line: usize,
-        out: &mut Vec<Event>,
-    ) -> FastRun {
+    fn fast_lines(&mut self, lines: FastLines<'_>, names: &mut Names) -> FastRun {
         if !self.seen_row || self.pending_next < self.pending_len {
             return FastRun::default();
         }
-        FastRun::collect(buf, room, max_line, out, |s, _| {
+        let max_line = lines.max_line;
+        lines.collect(|s, _| {
             let (t, op, target, len) = fast_row(s, names)?;
             if len > max_line {
                 return None; // the general path reports it
@@ -282,31 +275,19 @@ fn parse_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::Trace;
-
-    fn read(s: &str) -> Result<Trace> {
-        Trace::read_from(&mut CsvReader::new(s.as_bytes()))
-    }
+    use crate::trace::text::{check_blocks_equal_events, read_error, read_str};
 
     /// The block path (with its fast path) says exactly what the event-by-event path says
     /// on rows it takes and rows it must leave (the header, `sync` rows that expand to
     /// four events, whitespace, two columns, new names).
     #[test]
     fn blocks_equal_events() {
-        crate::trace::text::check_blocks_equal_events::<CsvFormat>(
+        check_blocks_equal_events::<CsvFormat>(
             3,
-            |t, o, v, trail| {
-                let op = ["r", "w", "acq", "rel", "start", "join"][o];
-                let tgt = match op {
-                    "acq" | "rel" => format!("L{v}"),
-                    "start" | "join" => format!("T{}", v + 1),
-                    _ => format!("V{v}"),
-                };
-                format!(
-                    "{}{op}({tgt}){}",
-                    ",".repeat(t as usize),
-                    ",".repeat(trail as usize)
-                )
+            (["r", "w", "acq", "rel", "start", "join"], "VVLLTT"),
+            |t, op, target, trail| {
+                let (before, after) = (t as usize, trail as usize);
+                format!("{}{op}({target}){}", ",".repeat(before), ",".repeat(after))
             },
             &[
                 "",
@@ -332,8 +313,10 @@ mod tests {
 
     #[test]
     fn rows_columns_and_sync() {
-        let t =
-            read("T0,T1\nstart(T1),\n,w(x)\n\n,,\n# c\nsync(x),\n,dummy(q)\njoin(T1),\n").unwrap();
+        let t = read_str::<CsvFormat>(
+            "T0,T1\nstart(T1),\n,w(x)\n\n,,\n# c\nsync(x),\n,dummy(q)\njoin(T1),\n",
+        )
+        .unwrap();
         let ops: Vec<Op> = t.events.iter().map(|e| e.op).collect();
         assert_eq!(
             ops,
@@ -364,7 +347,7 @@ mod tests {
             (",w()\n", "empty variable name"),
             ("w(x)\nT0\n", "expected `OP(TARGET)`, found `T0`"),
         ] {
-            let e = read(input).unwrap_err().in_file("t.csv").to_string();
+            let e = read_error::<CsvFormat>(input, "t.csv");
             assert!(
                 e.contains(want) && e.starts_with("t.csv:"),
                 "{input:?}: {e}"

@@ -272,6 +272,35 @@ pub struct Event {
 // Pinned like TSan's shadow word: analyses keep events in `Vec`s and copy them freely.
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
+/// `event.NAME()` for each `NAME -> ID, KIND`: the target as an `ID`, for an event whose
+/// operation's target is of kind `KIND` (debug-asserted).
+macro_rules! typed_targets {
+    ($($(#[$doc:meta])* $name:ident -> $id:ident, $kind:expr;)*) => {
+        $(
+            $(#[$doc])*
+            #[inline]
+            pub fn $name(&self) -> $id {
+                debug_assert_eq!(self.op.target_kind(), $kind);
+                $id(self.target)
+            }
+        )*
+    };
+}
+
+/// `Event::NAME(t, x)` for each `NAME(OP)`: the event `OP` of thread `t` on target `x`,
+/// without location (for hand-made traces).
+macro_rules! event_constructors {
+    ($($(#[$doc:meta])* $name:ident($op:expr),)*) => {
+        $(
+            $(#[$doc])*
+            #[inline]
+            pub fn $name(t: u32, x: u32) -> Event {
+                Event::new(ThreadId(t), $op, x, LocId::NONE)
+            }
+        )*
+    };
+}
+
 impl Event {
     #[inline]
     pub const fn new(thread: ThreadId, op: Op, target: u32, loc: LocId) -> Event {
@@ -283,60 +312,32 @@ impl Event {
             pad: [0; 3],
         }
     }
-    #[inline]
-    pub fn read(t: u32, v: u32) -> Event {
-        Event::new(ThreadId(t), Op::Read, v, LocId::NONE)
-    }
-    #[inline]
-    pub fn write(t: u32, v: u32) -> Event {
-        Event::new(ThreadId(t), Op::Write, v, LocId::NONE)
-    }
-    #[inline]
-    pub fn acquire(t: u32, l: u32) -> Event {
-        Event::new(ThreadId(t), Op::Acquire, l, LocId::NONE)
-    }
-    #[inline]
-    pub fn release(t: u32, l: u32) -> Event {
-        Event::new(ThreadId(t), Op::Release, l, LocId::NONE)
-    }
-    #[inline]
-    pub fn fork(t: u32, child: u32) -> Event {
-        Event::new(ThreadId(t), Op::Fork, child, LocId::NONE)
-    }
-    #[inline]
-    pub fn join(t: u32, child: u32) -> Event {
-        Event::new(ThreadId(t), Op::Join, child, LocId::NONE)
+    event_constructors! {
+        /// A read of variable `x` by thread `t`, without location.
+        read(Op::Read),
+        /// A write of variable `x` by thread `t`, without location.
+        write(Op::Write),
+        /// An acquire of lock `x` by thread `t`, without location.
+        acquire(Op::Acquire),
+        /// A release of lock `x` by thread `t`, without location.
+        release(Op::Release),
+        /// Thread `t` forks thread `x`, without location.
+        fork(Op::Fork),
+        /// Thread `t` joins thread `x`, without location.
+        join(Op::Join),
     }
 
-    /// The variable of an access (plain or volatile).
-    #[inline]
-    pub fn var(&self) -> VarId {
-        debug_assert_eq!(self.op.target_kind(), NameKind::Var);
-        VarId(self.target)
-    }
-    /// The lock of an acquire / release.
-    #[inline]
-    pub fn lock(&self) -> LockId {
-        debug_assert_eq!(self.op.target_kind(), NameKind::Lock);
-        LockId(self.target)
-    }
-    /// The other thread of a fork / join.
-    #[inline]
-    pub fn other_thread(&self) -> ThreadId {
-        debug_assert_eq!(self.op.target_kind(), NameKind::Thread);
-        ThreadId(self.target)
-    }
-    /// The condition of a sig / wait.
-    #[inline]
-    pub fn cond(&self) -> CondId {
-        debug_assert_eq!(self.op.target_kind(), NameKind::Cond);
-        CondId(self.target)
-    }
-    /// The method of an mbegin / mend / begin / end (may be `NONE` for begin / end).
-    #[inline]
-    pub fn method(&self) -> MethodId {
-        debug_assert_eq!(self.op.target_kind(), NameKind::Method);
-        MethodId(self.target)
+    typed_targets! {
+        /// The variable of an access (plain or volatile).
+        var -> VarId, NameKind::Var;
+        /// The lock of an acquire / release.
+        lock -> LockId, NameKind::Lock;
+        /// The other thread of a fork / join.
+        other_thread -> ThreadId, NameKind::Thread;
+        /// The condition of a sig / wait.
+        cond -> CondId, NameKind::Cond;
+        /// The method of an mbegin / mend / begin / end (may be `NONE` for begin / end).
+        method -> MethodId, NameKind::Method;
     }
 
     /// A plain read or write.

@@ -37,7 +37,7 @@
 //! - `Enter`/`Exit` keep their method name (RAPID drops it).
 
 use super::lines::{check_name, trim};
-use super::text::{FastRun, LineFormat, TextReader};
+use super::text::{FastLines, FastRun, LineFormat, TextReader};
 use super::{Event, LocId, Names, Op, ThreadId};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -93,16 +93,8 @@ impl LineFormat for RrFormat {
     /// Lines of exactly the shape `@ Op(<n>,<target>) ANNOTATION <n>` (single spaces, names
     /// already interned as numbered names, the common operations): what RoadRunner writes.
     #[inline]
-    fn fast_lines(
-        &mut self,
-        buf: &[u8],
-        names: &mut Names,
-        _first_line: u64,
-        room: usize,
-        max_line: usize,
-        out: &mut Vec<Event>,
-    ) -> FastRun {
-        FastRun::collect(buf, room, max_line, out, |s, _| fast_line(s, names))
+    fn fast_lines(&mut self, lines: FastLines<'_>, names: &mut Names) -> FastRun {
+        lines.collect(|s, _| fast_line(s, names))
     }
 }
 
@@ -239,27 +231,19 @@ fn parse_line(line: &[u8], names: &mut Names) -> Result<Option<Event>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::Trace;
-
-    fn read(s: &str) -> Result<Trace> {
-        Trace::read_from(&mut RrReader::new(s.as_bytes()))
-    }
+    use crate::trace::text::{check_blocks_equal_events, read_error, read_str};
 
     /// The block path (with its fast path) says exactly what the event-by-event path says
     /// on lines it takes and lines it must leave.
     #[test]
     fn blocks_equal_events() {
-        crate::trace::text::check_blocks_equal_events::<RrFormat>(
+        check_blocks_equal_events::<RrFormat>(
             12,
-            |t, o, v, l| {
-                let op = ["Rd", "Wr", "Acquire", "Release", "Start", "Join"][o];
-                let tgt = match op {
-                    "Acquire" | "Release" => format!("L{v}"),
-                    "Start" | "Join" => format!("{}", v + 1),
-                    _ => format!("V{v}"),
-                };
-                format!("@ {op}({t},{tgt}) - {l}")
-            },
+            (
+                ["Rd", "Wr", "Acquire", "Release", "Start", "Join"],
+                "VVLLNN",
+            ),
+            |t, op, target, l| format!("@ {op}({t},{target}) - {l}"),
             &[
                 "",
                 "# c",
@@ -294,7 +278,7 @@ mod tests {
 
     #[test]
     fn rapid_examples() {
-        let t = read(
+        let t = read_str::<RrFormat>(
             "[RR: banner]\n@    ARd(2,null.test/Deadlock.value_I)  Final  Deadlock.java:50:7\n@    Acquire(2,@03)\n@   Exit(1,test/Deadlock.doSomething()V)\n@ Dummy(1,x)\n@ Start(1,2) x 9\n",
         )
         .unwrap();
@@ -326,7 +310,7 @@ mod tests {
             ("@ Rd(x,y)\n", "thread `x` is not a number"),
             ("@ Rd(1,y)\n", "needs a location"),
         ] {
-            let e = read(input).unwrap_err().in_file("t.rr").to_string();
+            let e = read_error::<RrFormat>(input, "t.rr");
             assert!(
                 e.starts_with("t.rr:1: syntax: ") && e.contains(want),
                 "{input:?}: {e}"

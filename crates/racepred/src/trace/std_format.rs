@@ -9,7 +9,7 @@
 
 use super::expr::ValuePart;
 use super::lines::{check_name, find_byte, trim};
-use super::text::{FastRun, LineFormat, TextReader};
+use super::text::{FastLines, FastRun, LineFormat, TextReader};
 use super::{AddrId, Event, LocId, Names, Op, ThreadId};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -79,16 +79,8 @@ impl LineFormat for StdFormat {
     /// nearly every line of RAPID's and our generator's traces after the first few thousand.
     /// No trimming, no value part, no `\r`: any other byte sends the line to `parse`.
     #[inline]
-    fn fast_lines(
-        &mut self,
-        buf: &[u8],
-        names: &mut Names,
-        _first_line: u64,
-        room: usize,
-        max_line: usize,
-        out: &mut Vec<Event>,
-    ) -> FastRun {
-        FastRun::collect(buf, room, max_line, out, |s, _| fast_line(s, names))
+    fn fast_lines(&mut self, lines: FastLines<'_>, names: &mut Names) -> FastRun {
+        lines.collect(|s, _| fast_line(s, names))
     }
 }
 
@@ -308,11 +300,8 @@ fn has_expression(field: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::text::{check_blocks_equal_events, read_error, read_str};
     use crate::trace::Trace;
-
-    fn read(s: &str) -> Result<Trace> {
-        Trace::read_from(&mut StdReader::new(s.as_bytes()))
-    }
 
     /// The block path (with its fast path for numbered names) says exactly what the
     /// event-by-event path says: same events, lines, names in the same order, same errors,
@@ -320,17 +309,10 @@ mod tests {
     /// leading zeros, 8-digit numbers, other prefixes, value parts, mbegin, long lines).
     #[test]
     fn blocks_equal_events() {
-        crate::trace::text::check_blocks_equal_events::<StdFormat>(
+        check_blocks_equal_events::<StdFormat>(
             12,
-            |t, o, v, l| {
-                let op = ["r", "w", "acq", "rel", "vr", "fork"][o];
-                let tgt = match op {
-                    "acq" | "rel" => format!("L{v}"),
-                    "fork" => format!("T{}", v + 1),
-                    _ => format!("V{v}"),
-                };
-                format!("T{t}|{op}({tgt})|{l}")
-            },
+            (["r", "w", "acq", "rel", "vr", "fork"], "VVLLVT"),
+            |t, op, target, l| format!("T{t}|{op}({target})|{l}"),
             &[
                 "",
                 "# c",
@@ -357,7 +339,7 @@ mod tests {
 
     #[test]
     fn spec_example() {
-        let t = read("T0|fork(T1)|10\nT1|acq(L0)|11\nT1|w(V3)|12\nT1|rel(L0)|13\nT0|r(V3)|14\nT0|join(T1)|15\n")
+        let t = read_str::<StdFormat>("T0|fork(T1)|10\nT1|acq(L0)|11\nT1|w(V3)|12\nT1|rel(L0)|13\nT0|r(V3)|14\nT0|join(T1)|15\n")
             .unwrap();
         assert_eq!(t.len(), 6);
         assert_eq!(t.events[0].op, Op::Fork);
@@ -373,7 +355,9 @@ mod tests {
     fn dash_is_no_location() {
         // `-` is what writers print for no location (a CSV trace's events): it reads back
         // as none, not as a location named `-`; `--` and `-1` are names.
-        let t = read("T0|w(x)|-\nT1|w(x)| - \nT1|r(x)|--\nT0|r(x)|-1\nT0|r(x)|12\n").unwrap();
+        let t =
+            read_str::<StdFormat>("T0|w(x)|-\nT1|w(x)| - \nT1|r(x)|--\nT0|r(x)|-1\nT0|r(x)|12\n")
+                .unwrap();
         assert!(t.events[0].loc.is_none() && t.events[1].loc.is_none());
         assert_eq!(t.names.loc(t.events[2].loc), "--");
         assert_eq!(t.names.loc(t.events[3].loc), "-1");
@@ -383,7 +367,7 @@ mod tests {
 
     #[test]
     fn extensions_comments_and_any_tokens() {
-        let t = read(
+        let t = read_str::<StdFormat>(
             "# comment\n\nmain|mbegin(foo;a, b,c)|File.java:3:4\r\nmain|mend(foo)|x\nworker-1|vw(flag)|9\nmain|begin|1\nmain|end(M)|2\n  \nmain|sig(c)|3\nworker-1|wait(c)|4\n",
         )
         .unwrap();
@@ -427,12 +411,14 @@ mod tests {
         // `|` and `||` in a write's expression and a branch condition: the location is the
         // last field.
         let text = "T0|r(x)->a=3|1\nT0|w(y)=a|4|2\nT0|br(a > 2 || a < 1)|3\nT0|w(z)|4\n";
-        let t = read(text).unwrap();
+        let t = read_str::<StdFormat>(text).unwrap();
         assert_eq!(t.len(), 4);
         let vt = crate::trace::values::ValueTrace::read(text.as_bytes()).unwrap();
         assert_eq!(vt.concrete().unwrap().write_value[1], Some(7));
         // Outside an expression a fourth field is still an error.
-        let e = read("T0|w(x)|1|2\n").unwrap_err().to_string();
+        let e = read_str::<StdFormat>("T0|w(x)|1|2\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("found more"), "{e}");
     }
 
@@ -454,7 +440,7 @@ mod tests {
             ("T0w(V)1\n", "found no `|`"),
         ];
         for (input, want) in cases {
-            let err = read(input).unwrap_err().in_file("t.std").to_string();
+            let err = read_error::<StdFormat>(input, "t.std");
             assert!(
                 err.contains(want),
                 "input {input:?}: got {err:?}, want {want:?}"

@@ -61,26 +61,27 @@ pub trait LineFormat: Default {
         false
     }
 
-    /// The format's fast path: parses the leading lines of `buf` (complete lines, each
-    /// ending in `\n`, the first numbered `first_line`) that it can turn into an event
-    /// cheaply (mostly: with names already interned), appending
-    /// at most `room` events, and stops at the first line it leaves to [`parse`](Self::parse)
-    /// (a comment, a new name, anything unusual). It must give exactly the events `parse`
-    /// would, and take no line longer than `max_line`; events it returns have no side data.
-    /// The default takes nothing.
+    /// The format's fast path: parses the leading lines of `lines` that it can turn into
+    /// an event cheaply (mostly: with names already interned), appending their events to
+    /// its `out` ([`FastLines::collect`]), and stops at the first line it leaves to
+    /// [`parse`](Self::parse) (a comment, a new name, anything unusual). It must give exactly
+    /// the events `parse` would; events it returns have no side data. The default takes
+    /// nothing.
     #[inline(always)]
-    fn fast_lines(
-        &mut self,
-        buf: &[u8],
-        names: &mut Names,
-        first_line: u64,
-        room: usize,
-        max_line: usize,
-        out: &mut Vec<Event>,
-    ) -> FastRun {
-        let _ = (buf, names, first_line, room, max_line, out);
+    fn fast_lines(&mut self, lines: FastLines<'_>, names: &mut Names) -> FastRun {
+        let _ = (lines, names);
         FastRun::default()
     }
+}
+
+/// The lines a [`LineFormat::fast_lines`] call may take: complete lines at the start of
+/// `buf`, each ending in `\n`, at most `room` of them and none longer than `max_line`, their
+/// events appended to `out`.
+pub struct FastLines<'a> {
+    pub buf: &'a [u8],
+    pub room: usize,
+    pub max_line: usize,
+    pub out: &'a mut Vec<Event>,
 }
 
 /// What a [`LineFormat::fast_lines`] call took: `lines` lines (one event each), `bytes`
@@ -92,18 +93,18 @@ pub struct FastRun {
     pub last_start: usize,
 }
 
-impl FastRun {
+impl FastLines<'_> {
     /// The loop of a fast path: `line(rest, k)` parses the line at the start of `rest` (the
     /// `k`-th of this run) into its event and its length without the `\n`, or declines.
     /// Stops at the first line declined or longer than `max_line`, or after `room` events.
     #[inline(always)]
-    pub fn collect(
-        buf: &[u8],
-        room: usize,
-        max_line: usize,
-        out: &mut Vec<Event>,
-        mut line: impl FnMut(&[u8], usize) -> Option<(Event, usize)>,
-    ) -> FastRun {
+    pub fn collect(self, mut line: impl FnMut(&[u8], usize) -> Option<(Event, usize)>) -> FastRun {
+        let FastLines {
+            buf,
+            room,
+            max_line,
+            out,
+        } = self;
         let mut run = FastRun::default();
         let mut at = 0;
         while run.lines < room {
@@ -263,14 +264,13 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
             // A read error comes with its position, as from `next_line`.
             let max_line = self.lines.max_line();
             let lines = self.lines.complete_lines()?;
-            let run = self.format.fast_lines(
-                lines,
-                &mut self.names,
-                first_line,
-                max - block.events.len(),
+            let fast = FastLines {
+                buf: lines,
+                room: max - block.events.len(),
                 max_line,
-                &mut block.events,
-            );
+                out: &mut block.events,
+            };
+            let run = self.format.fast_lines(fast, &mut self.names);
             if run.lines > 0 {
                 block
                     .lines
@@ -325,22 +325,47 @@ impl<R: BufRead, F: LineFormat> EventSource for TextReader<R, F> {
     }
 }
 
+/// The trace that a reader of format `F` reads from `text` (for the readers' tests).
+#[cfg(test)]
+pub(crate) fn read_str<F: LineFormat>(text: &str) -> Result<super::Trace> {
+    super::Trace::read_from(&mut TextReader::<_, F>::new(text.as_bytes()))
+}
+
+/// The error, as shown for a file named `file`, that a reader of format `F` meets on `text`
+/// (for the readers' tests); panics if it reads `text` without one.
+#[cfg(test)]
+pub(crate) fn read_error<F: LineFormat>(text: &str, file: &str) -> String {
+    read_str::<F>(text).unwrap_err().in_file(file).to_string()
+}
+
 /// The property the text readers' tests check, on 400 random inputs of up to 40 lines:
 /// reading them in blocks (of 1 to 5 events and of 4096) says exactly what reading event by
-/// event says ([`transcript`]). Four lines in five are `line(thread, op, var, extra)` of
-/// small numbers (`thread` < 3, `op` < 6, `var` < 4, `extra` < `extra_below`): lines the
-/// fast path takes; the others are the format's `special` lines, which it must leave.
+/// event says ([`transcript`]). Four lines in five are `line(thread, op, target, extra)` of
+/// small numbers (`thread` < 3, `extra` < `extra_below`), `op` one of the format's
+/// spellings `ops` and `target` one of 4 objects of the kind that the letter of `targets` at
+/// the same place says: `V` variable `V<n>`, `L` lock `L<n>`, `T` thread `T<n>` and `N`
+/// thread `<n>` (threads numbered from 1, not the usual parent 0). These are lines the fast
+/// path takes; the others are the format's `special` lines, which it must leave.
 #[cfg(test)]
 pub(crate) fn check_blocks_equal_events<F: LineFormat>(
     extra_below: u32,
-    line: fn(u32, usize, u32, u32) -> String,
+    (ops, targets): ([&'static str; 6], &'static str),
+    line: fn(u32, &str, &str, u32) -> String,
     special: &[&'static str],
 ) {
     use proptest::prelude::*;
+    let random_line = move |(t, o, v, x): (u32, usize, u32, u32)| {
+        let target = match targets.as_bytes()[o] {
+            b'V' => format!("V{v}"),
+            b'L' => format!("L{v}"),
+            b'T' => format!("T{}", v + 1),
+            _ => format!("{}", v + 1),
+        };
+        line(t, ops[o], &target, x)
+    };
     let lines = proptest::collection::vec(
         prop_oneof![
-            4 => (0u32..3, 0usize..6, 0u32..4, 0..extra_below)
-                .prop_map(move |(t, o, v, x)| line(t, o, v, x)),
+            4 => (0u32..3, 0usize..6, 0u32..4, 0..extra_below).prop_map(random_line),
             1 => proptest::sample::select(special.to_vec()).prop_map(String::from),
         ],
         0..40,

@@ -10,6 +10,23 @@
 use super::{Event, MethodId, Names, Op, ThreadId};
 use crate::error::{Error, Position, Rule};
 
+/// The operations no rule of their own checks, only those of their thread (acted or
+/// forked, not joined): a pattern, so that the matches on the operation stay exhaustive.
+macro_rules! thread_rules_only {
+    () => {
+        Op::Read
+            | Op::Write
+            | Op::VolatileRead
+            | Op::VolatileWrite
+            | Op::Signal
+            | Op::Wait
+            | Op::Begin
+            | Op::End
+            | Op::Local
+            | Op::Branch
+    };
+}
+
 /// One broken rule at one event.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
@@ -124,16 +141,7 @@ impl Validator {
             return false;
         }
         match ev.op {
-            Op::Read
-            | Op::Write
-            | Op::VolatileRead
-            | Op::VolatileWrite
-            | Op::Signal
-            | Op::Wait
-            | Op::Begin
-            | Op::End
-            | Op::Local
-            | Op::Branch => true,
+            thread_rules_only!() => true,
             Op::Acquire | Op::Release => match self.locks.get_mut(ev.target as usize) {
                 Some(ls) if ls.holder == Some(ev.thread) && ls.depth > 0 => {
                     if ev.op == Op::Acquire {
@@ -312,16 +320,7 @@ impl Validator {
                     ),
                 }
             }
-            Op::Read
-            | Op::Write
-            | Op::VolatileRead
-            | Op::VolatileWrite
-            | Op::Signal
-            | Op::Wait
-            | Op::Begin
-            | Op::End
-            | Op::Local
-            | Op::Branch => {}
+            thread_rules_only!() => {}
         }
         out
     }

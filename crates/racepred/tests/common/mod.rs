@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use std::collections::BTreeSet;
 
 use racepred::report::{group_key_of, GroupKey};
-use racepred::trace::{LocId, Trace};
+use racepred::trace::{LocId, Op, Trace};
 
 /// Up to `max - 1` random (kind, variable or lock, thread) actions for `from_actions`.
 pub fn actions(max: usize) -> impl Strategy<Value = Vec<(u8, u8, u8)>> {
@@ -35,4 +35,17 @@ pub fn groups<'a>(
         .into_iter()
         .map(|&(a, b)| group_key_of(&t.events[a as usize], &t.events[b as usize]))
         .collect()
+}
+
+/// The number of threads of `t`: one past the highest thread id acting, forking or joined.
+pub fn thread_count(t: &Trace) -> usize {
+    let n = t.events.iter().map(|e| {
+        let other = if matches!(e.op, Op::Fork | Op::Join) {
+            e.target + 1
+        } else {
+            0
+        };
+        (e.thread.0 + 1).max(other)
+    });
+    n.max().unwrap_or(0) as usize
 }

@@ -32,7 +32,8 @@ mod pairs;
 mod tests;
 
 pub use history::HistoryLog;
-pub use pairs::{run_looking_ahead, Pairs};
+pub(crate) use pairs::sharded_lockset_analysis;
+pub use pairs::{run_block, run_looking_ahead, LocksetFields, Pairs, ShardedLockset};
 
 /// No class or entry (end of a list).
 const NIL: u32 = u32::MAX;
@@ -421,10 +422,10 @@ impl AccessLog {
         &list[from..]
     }
 
-    /// Calls `f(u, access, is_write)` for every logged access of `x` by a thread `u ≠ t`
-    /// whose lockset passes `group`, that is not known to `clock` (its time exceeds
-    /// `clock(u)`; every access when `clock` is `None`), writes always and reads when
-    /// `reads` is set.
+    /// Calls `f(u, accesses, is_write)` with every list of logged accesses of `x` by a thread
+    /// `u ≠ t` whose lockset passes `group`, that are not known to `clock` (their time
+    /// exceeds `clock(u)`; every access when `clock` is `None`): writes always and reads when
+    /// `reads` is set. Counting them takes `O(threads × groups × log)`.
     #[inline]
     pub fn for_unordered(
         &self,
@@ -433,7 +434,7 @@ impl AccessLog {
         clock: Option<&VectorClock>,
         reads: bool,
         group: impl Fn(LsId) -> bool,
-        mut f: impl FnMut(ThreadId, &Access, bool),
+        mut f: impl FnMut(ThreadId, &[Access], bool),
     ) {
         let Some(per) = self.vars.get(x.index()) else {
             return;
@@ -445,45 +446,12 @@ impl AccessLog {
             let u = ThreadId(u as u32);
             let known = clock.map(|c| c.get(u));
             for g in groups.iter().filter(|g| group(g.ls)) {
-                for a in self.visible(&g.writes, known) {
-                    f(u, a, true);
-                }
+                f(u, self.visible(&g.writes, known), true);
                 if reads {
-                    for a in self.visible(&g.reads, known) {
-                        f(u, a, false);
-                    }
+                    f(u, self.visible(&g.reads, known), false);
                 }
             }
         }
-    }
-
-    /// The number of accesses [`for_unordered`](Self::for_unordered) would visit, in
-    /// `O(threads × groups × log)`.
-    pub fn count_unordered(
-        &self,
-        x: VarId,
-        t: ThreadId,
-        clock: Option<&VectorClock>,
-        reads: bool,
-        group: impl Fn(LsId) -> bool,
-    ) -> u64 {
-        let Some(per) = self.vars.get(x.index()) else {
-            return 0;
-        };
-        let mut n = 0;
-        for (u, groups) in per.iter().enumerate() {
-            if u == t.index() {
-                continue;
-            }
-            let known = clock.map(|c| c.get(ThreadId(u as u32)));
-            for g in groups.iter().filter(|g| group(g.ls)) {
-                n += self.visible(&g.writes, known).len() as u64;
-                if reads {
-                    n += self.visible(&g.reads, known).len() as u64;
-                }
-            }
-        }
-        n
     }
 
     /// Enumerates (or, once `sink` is full, counts) the unordered accesses with a lockset
@@ -503,10 +471,15 @@ impl AccessLog {
         let (x, t) = (ev.var(), ev.thread);
         let group = |g: LsId| table.disjoint(g, ls);
         if sink.pairs.len() >= PAIR_LIMIT {
-            sink.total += self.count_unordered(x, t, clock, reads, group);
+            let total = &mut sink.total;
+            self.for_unordered(x, t, clock, reads, group, |_, list, _| {
+                *total += list.len() as u64
+            });
         } else {
-            self.for_unordered(x, t, clock, reads, group, |u, a, aw| {
-                sink.add(x, u, a, aw, index, ev)
+            self.for_unordered(x, t, clock, reads, group, |u, list, aw| {
+                for a in list {
+                    sink.add(x, u, a, aw, index, ev);
+                }
             });
         }
     }
@@ -533,24 +506,19 @@ impl PairSink {
     ) {
         self.total += 1;
         if self.pairs.len() < PAIR_LIMIT {
-            self.push_cold(x, u, a, a_write, second, ev);
+            self.push_cold(|| {
+                let op = if a_write { Op::Write } else { Op::Read };
+                let first = Event::new(u, op, x.0, a.loc);
+                RacePair::new(a.index, first, second, *ev)
+            });
         }
     }
 
+    /// Lists the pair `pair` makes (out of the hot path: most pairs are only counted).
     #[cold]
     #[inline(never)]
-    fn push_cold(
-        &mut self,
-        x: VarId,
-        u: ThreadId,
-        a: &Access,
-        a_write: bool,
-        second: u64,
-        ev: &Event,
-    ) {
-        let op = if a_write { Op::Write } else { Op::Read };
-        let first = Event::new(u, op, x.0, a.loc);
-        self.pairs.push(RacePair::new(a.index, first, second, *ev));
+    fn push_cold(&mut self, pair: impl FnOnce() -> RacePair) {
+        self.pairs.push(pair());
     }
 
     /// Adds a pair of two known events.
@@ -1412,7 +1380,7 @@ fn first_group<E>(
 /// [`site_of`] for an access of variable `x` whose check found site `cur.1` of variable
 /// `cur.0`: that site again without a search when it is the access's.
 #[inline]
-fn site_of_cached<E: Default, A: smallvec::Array<Item = Site<E>>>(
+fn site_of_cached<E: Default, A: SiteArray<E>>(
     sites: &mut SmallVec<A>,
     cur: (usize, usize),
     x: usize,
@@ -1431,13 +1399,15 @@ fn site_of_cached<E: Default, A: smallvec::Array<Item = Site<E>>>(
     }
 }
 
+/// The inline storage of a variable's sites (entries of type `E`).
+trait SiteArray<E>: smallvec::Array<Item = Site<E>> {}
+
+impl<E, A: smallvec::Array<Item = Site<E>>> SiteArray<E> for A {}
+
 /// The position of `ev`'s (location, kind) among `sites`, added if new. The search is
 /// always inlined, the addition is not.
 #[inline(always)]
-fn site_of<E: Default, A: smallvec::Array<Item = Site<E>>>(
-    sites: &mut SmallVec<A>,
-    ev: &Event,
-) -> usize {
+fn site_of<E: Default, A: SiteArray<E>>(sites: &mut SmallVec<A>, ev: &Event) -> usize {
     let (loc, write) = (ev.loc, ev.is_write());
     if let Some(i) = sites.iter().position(|s| s.loc == loc && s.write == write) {
         return i;
@@ -1448,10 +1418,7 @@ fn site_of<E: Default, A: smallvec::Array<Item = Site<E>>>(
 /// Adds `ev`'s (location, kind) to `sites`; returns its position.
 #[cold]
 #[inline(never)]
-fn new_site<E: Default, A: smallvec::Array<Item = Site<E>>>(
-    sites: &mut SmallVec<A>,
-    ev: &Event,
-) -> usize {
+fn new_site<E: Default, A: SiteArray<E>>(sites: &mut SmallVec<A>, ev: &Event) -> usize {
     let (loc, write) = (ev.loc, ev.is_write());
     // Exact growth: most variables have a site or two, and `Vec`'s first allocation holds
     // four (224 bytes per variable, most of the shadow on dacapo_lusearch_q2_t2).

@@ -2,6 +2,8 @@
 //! or grouped by location pair), and the event loop that prefetches ahead.
 
 use super::*;
+use crate::analysis::shard::VarShard;
+use crate::analysis::AnalysisKind;
 
 /// How a pair analysis of this family collects its pairs.
 #[derive(Debug)]
@@ -163,6 +165,16 @@ impl Pairs {
         }
     }
 
+    /// A new report of kind [`ReportKind::Pairs`](crate::report::ReportKind::Pairs) by
+    /// analysis `kind`, holding the pairs.
+    #[cold]
+    #[inline(never)]
+    pub fn report(&mut self, kind: AnalysisKind, table: &LocksetTable) -> RaceReport {
+        let mut r = RaceReport::new(kind.name(), crate::report::ReportKind::Pairs);
+        self.into_report(&mut r, table);
+        r
+    }
+
     /// Moves the pairs into `report`.
     #[cold]
     #[inline(never)]
@@ -201,3 +213,133 @@ pub fn run_looking_ahead<A>(
         event(a, first + i as u64, ev);
     }
 }
+
+/// The fields every [`ShardedLockset`] has, implemented by [`sharded_lockset_analysis`].
+pub trait LocksetFields {
+    /// Its pairs (whose shadow says whether looking ahead pays).
+    fn pairs(&self) -> &Pairs;
+
+    /// Its shard and its buffer of selected events ([`VarShard::run_selected`]).
+    fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>);
+
+    /// The locks each thread holds.
+    fn holdings(&mut self) -> &mut Holdings;
+}
+
+/// A lockset analysis that can run as a shard of the variables ([`VarShard`]): what
+/// [`run_block`] needs of it.
+pub trait ShardedLockset: LocksetFields + Sized {
+    /// True for the operations a shard still needs besides its own accesses.
+    fn shard_needs(op: Op) -> bool;
+
+    /// A plain access to a variable of its shard (`ev` as the shard sees it).
+    fn access(&mut self, index: u64, ev: &Event);
+
+    /// One event; `WHOLE`: not run as a shard, so no look at which shard an access's
+    /// variable belongs to, which can only say "this one" (a test on every access).
+    fn event<const WHOLE: bool>(&mut self, index: u64, ev: &Event);
+
+    /// The part of [`ShardedLockset::event`] they all share: a lock event updates the
+    /// holdings, an access of its shard goes to [`ShardedLockset::access`], the rest is
+    /// ignored.
+    #[inline(always)]
+    fn lock_or_access<const WHOLE: bool>(&mut self, index: u64, ev: &Event) {
+        match ev.op {
+            Op::Acquire => {
+                self.holdings().acquire(ev.thread, ev.lock());
+            }
+            Op::Release => {
+                self.holdings().release(ev.thread, ev.lock());
+            }
+            Op::Read | Op::Write => {
+                if let Some(ev) = self.shard_parts().0.own::<WHOLE>(ev) {
+                    self.access(index, &ev);
+                }
+            }
+            Op::Fork
+            | Op::Join
+            | Op::VolatileRead
+            | Op::VolatileWrite
+            | Op::Signal
+            | Op::Wait
+            | Op::MethodBegin
+            | Op::MethodEnd
+            | Op::Begin
+            | Op::End
+            | Op::Local
+            | Op::Branch => {}
+        }
+    }
+}
+
+/// Runs a block of events (the first numbered `first`) through `a`. Whole: every event, with
+/// the shadow's look-ahead when it pays ([`Shadow::wants_prefetch`]). As a shard: only its
+/// own accesses and the events [`ShardedLockset::shard_needs`], picked in one pass
+/// ([`VarShard::select`]), without the look-ahead (asking ahead for the selected accesses
+/// gained nothing) and without a branch per event on its shard.
+#[inline(always)]
+pub fn run_block<A: ShardedLockset>(a: &mut A, first: u64, events: &[Event]) {
+    if a.shard_parts().0.is_whole() {
+        let ahead = a.pairs().shadow_wants_prefetch();
+        let prefetch = |a: &A, next: &[Event]| a.pairs().prefetch_ahead(next);
+        return run_looking_ahead(a, ahead, first, events, prefetch, A::event::<true>);
+    }
+    VarShard::run_selected(
+        a,
+        first,
+        events,
+        A::shard_needs,
+        A::shard_parts,
+        A::event::<false>,
+    );
+}
+
+/// The [`Analysis`](crate::analysis::Analysis) and [`LocksetFields`] impls of a
+/// [`ShardedLockset`] `$ty` named by `$kind`, with fields `hold`, `pairs`, `shard` and
+/// `selected`: its events through [`ShardedLockset::event`], a block at a time through
+/// [`run_block`]; shardable in its grouped mode; its report from its module's
+/// `build_report`.
+macro_rules! sharded_lockset_analysis {
+    ($ty:ty, $kind:expr) => {
+        impl $crate::analysis::locksets::LocksetFields for $ty {
+            #[inline(always)]
+            fn pairs(&self) -> &Pairs {
+                &self.pairs
+            }
+
+            #[inline(always)]
+            fn shard_parts(&mut self) -> (VarShard, &mut Vec<u32>) {
+                (self.shard, &mut self.selected)
+            }
+
+            #[inline(always)]
+            fn holdings(&mut self) -> &mut Holdings {
+                &mut self.hold
+            }
+        }
+
+        impl Analysis for $ty {
+            fn name(&self) -> &'static str {
+                $kind.name()
+            }
+
+            fn on_event(&mut self, index: u64, ev: &Event, _side: Side<'_>) {
+                self.event::<false>(index, ev);
+            }
+
+            fn on_events(&mut self, first: u64, events: &[Event]) {
+                $crate::analysis::locksets::run_block(self, first, events);
+            }
+
+            fn restrict_to_shard(&mut self, shard: VarShard) -> bool {
+                self.shard = shard;
+                self.pairs.is_grouped()
+            }
+
+            fn finish(&mut self, _names: &Names) -> RaceReport {
+                build_report(self)
+            }
+        }
+    };
+}
+pub(crate) use sharded_lockset_analysis;

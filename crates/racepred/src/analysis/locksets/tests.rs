@@ -94,7 +94,7 @@ fn access_log_suffix_and_bound() {
         None,
         true,
         |_| true,
-        |_, a, _| seen.push(a.index),
+        |_, list, _| seen.extend(list.iter().map(|a| a.index)),
     );
     seen.sort();
     assert_eq!(seen, vec![26, 27, 28, 29]);
@@ -107,7 +107,7 @@ fn access_log_suffix_and_bound() {
         Some(&c),
         true,
         |_| true,
-        |_, a, _| seen.push(a.index),
+        |_, list, _| seen.extend(list.iter().map(|a| a.index)),
     );
     seen.sort();
     assert_eq!(seen, vec![28, 29]);

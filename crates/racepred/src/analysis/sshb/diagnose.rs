@@ -310,7 +310,7 @@ mod tests {
     //! The paper's figures and examples (positions in comments are the paper's, 1-based;
     //! indices in asserts are 0-based).
     use super::super::{diagnose_trace, Diagnosis, SshbConfig};
-    use crate::report::{PairKind, Verdict};
+    use crate::report::{written, PairKind, Verdict};
     use crate::trace::std_format::StdReader;
     use crate::trace::Trace;
 
@@ -499,17 +499,11 @@ mod tests {
         assert!(x.contains_key("graph_nodes") && x.contains_key("phase2_ms"));
         let t = trace("T1 w(y); T1 w(x); T2 r(x); T2 w(y); T3 w(x)");
         let ctx = crate::report::ReportContext::new("t", &t.names);
-        let mut out = Vec::new();
-        super::super::dot::write_details(&d, &ctx, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| super::super::dot::write_details(&d, &ctx, out));
         assert!(s.contains("maybe") && s.contains("-W(r)->"), "{s}");
-        let mut out = Vec::new();
-        super::super::dot::write_dot(&d, &ctx, &[0, 2], &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| super::super::dot::write_dot(&d, &ctx, &[0, 2], out));
         assert!(s.starts_with("digraph") && s.contains("dotted"), "{s}");
-        let mut out = Vec::new();
-        super::super::dot::write_summary(&d, &mut out).unwrap();
-        assert!(String::from_utf8(out).unwrap().contains("4/3"));
+        assert!(written(|out| super::super::dot::write_summary(&d, out)).contains("4/3"));
     }
 
     #[test]
@@ -524,9 +518,7 @@ mod tests {
         let mut ctx = ReportContext::new("t", &t.names);
         ctx.locations = Some(&table);
         ctx.lines = EventLines::of_trace(&lines);
-        let mut out = Vec::new();
-        super::super::dot::write_details(&d, &ctx, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| super::super::dot::write_details(&d, &ctx, out));
         let first = s.lines().next().unwrap();
         assert_eq!(
             first,
@@ -534,9 +526,7 @@ mod tests {
         );
         // Locations without a table entry show their trace name.
         assert!(s.contains("T1#w(x)@1 (line 3) at 2"), "{s}");
-        let mut out = Vec::new();
-        super::super::dot::write_dot(&d, &ctx, &[0], &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = written(|out| super::super::dot::write_dot(&d, &ctx, &[0], out));
         assert!(
             s.contains(r#"e0 [label="T1#w(y)@0\nA.java:10:3, line 2"];"#),
             "{s}"

@@ -51,6 +51,9 @@ pub(crate) struct Graph {
     pub po_edges: usize,
 }
 
+/// A path: the nodes after its start, each with the kind of the edge into it.
+pub type Path = Vec<(u32, EdgeKind)>;
+
 impl Graph {
     /// Builds the graph over the events marked in `marked` plus the endpoints of the edges.
     pub fn build(p: &Phase1, mut marked: Vec<bool>, wrd: &[(u32, u32)]) -> Graph {
@@ -275,12 +278,7 @@ impl Graph {
     /// A path `a →+ b` by depth-first search pruned to nodes that can still reach `b`.
     /// Outside cycles it never backtracks (every pruned-in node but `b` has a successor
     /// that reaches `b`), so it costs about the path length; paths need not be shortest.
-    pub fn path_dfs(
-        &self,
-        a: u32,
-        b: u32,
-        skip: Option<(u32, EdgeKind)>,
-    ) -> Option<Vec<(u32, EdgeKind)>> {
+    pub fn path_dfs(&self, a: u32, b: u32, skip: Option<(u32, EdgeKind)>) -> Option<Path> {
         if !self.reaches(a, b) {
             return None;
         }
@@ -301,8 +299,7 @@ impl Graph {
                 continue;
             }
             if u == b {
-                let mut out: Vec<(u32, EdgeKind)> =
-                    stack[1..].iter().map(|&(x, k, _)| (x, k)).collect();
+                let mut out: Path = stack[1..].iter().map(|&(x, k, _)| (x, k)).collect();
                 out.push((u, kind));
                 return Some(out);
             }
@@ -315,12 +312,7 @@ impl Graph {
 
     /// A shortest path `a →+ b` (nodes after `a`, with the kind of the edge into each),
     /// avoiding the out-edge `skip` of `a`. BFS pruned to nodes that can still reach `b`.
-    pub fn path(
-        &self,
-        a: u32,
-        b: u32,
-        skip: Option<(u32, EdgeKind)>,
-    ) -> Option<Vec<(u32, EdgeKind)>> {
+    pub fn path(&self, a: u32, b: u32, skip: Option<(u32, EdgeKind)>) -> Option<Path> {
         if !self.reaches(a, b) {
             return None;
         }

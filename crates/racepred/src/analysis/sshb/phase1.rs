@@ -96,6 +96,31 @@ fn grow<T: Default>(v: &mut Vec<T>, i: usize) {
     }
 }
 
+/// Keeps thread clock `c` as the clock of the last release (signal) of lock (condition) `x`
+/// in `last`.
+fn store(last: &mut Vec<Option<VectorClock>>, x: u32, c: &VectorClock) {
+    let x = x as usize;
+    grow(last, x);
+    match &mut last[x] {
+        Some(r) => r.copy_from(c),
+        slot => *slot = Some(c.clone()),
+    }
+}
+
+/// Copies into `tmp` the clock of the last release (signal) of lock (condition) `x` in
+/// `last`; false if there was none.
+fn load(tmp: &mut VectorClock, last: &mut Vec<Option<VectorClock>>, x: u32) -> bool {
+    let x = x as usize;
+    grow(last, x);
+    match &last[x] {
+        Some(r) => {
+            tmp.copy_from(r);
+            true
+        }
+        None => false,
+    }
+}
+
 /// Joins `inc` into `clock` (thread `i`) and records an edge from each raised component's
 /// event to `(i, dst_time)`. Returns true if anything was raised.
 fn receive(
@@ -199,10 +224,7 @@ impl Phase1 {
         match ev.op {
             Op::Read | Op::Write => self.access(i, t, idx, ev),
             Op::Acquire => {
-                let l = ev.target as usize;
-                grow(&mut self.rel, l);
-                if let Some(r) = &self.rel[l] {
-                    self.tmp.copy_from(r);
+                if load(&mut self.tmp, &mut self.rel, ev.target) {
                     self.receive_tmp(i, t);
                 }
                 let held = &mut self.held[i];
@@ -215,12 +237,7 @@ impl Phase1 {
                 }
             }
             Op::Release => {
-                let l = ev.target as usize;
-                grow(&mut self.rel, l);
-                match &mut self.rel[l] {
-                    Some(r) => r.copy_from(&self.clocks[i]),
-                    slot => *slot = Some(self.clocks[i].clone()),
-                }
+                store(&mut self.rel, ev.target, &self.clocks[i]);
                 let held = &mut self.held[i];
                 if let Ok(k) = held.binary_search_by_key(&ev.target, |&(l, _)| l) {
                     held[k].1 -= 1;
@@ -258,19 +275,9 @@ impl Phase1 {
                 self.tmp.copy_from(&self.vol[x]);
                 self.receive_tmp(i, t);
             }
-            Op::Signal => {
-                let c = ev.target as usize;
-                grow(&mut self.sig, c);
-                match &mut self.sig[c] {
-                    Some(s) => s.copy_from(&self.clocks[i]),
-                    slot => *slot = Some(self.clocks[i].clone()),
-                }
-            }
+            Op::Signal => store(&mut self.sig, ev.target, &self.clocks[i]),
             Op::Wait => {
-                let c = ev.target as usize;
-                grow(&mut self.sig, c);
-                if let Some(s) = &self.sig[c] {
-                    self.tmp.copy_from(s);
+                if load(&mut self.tmp, &mut self.sig, ev.target) {
                     self.receive_tmp(i, t);
                 }
             }

@@ -131,7 +131,17 @@ final class TraceWriter {
     }
 
     private interface Sink {
-        void names(Names n) throws IOException;
+        /** Writes the record of a new name {@code name} of table {@code table}. */
+        void name(int table, String name) throws IOException;
+
+        /** Writes the records of the names {@code n} has given ids since the last call. */
+        default void names(Names n) throws IOException {
+            for (int i = 0; i < n.pendingKind.size(); i++) {
+                name(n.pendingKind.get(i), n.pendingName.get(i));
+            }
+            n.pendingKind.clear();
+            n.pendingName.clear();
+        }
 
         /**
          * An event; {@code text} (with {@code line}, its STD line) is its operation with
@@ -441,12 +451,8 @@ final class TraceWriter {
         }
 
         @Override
-        public void names(Names n) {
-            for (int i = 0; i < n.pendingKind.size(); i++) {
-                byId[n.pendingKind.get(i)].add(n.pendingName.get(i));
-            }
-            n.pendingKind.clear();
-            n.pendingName.clear();
+        public void name(int table, String name) {
+            byId[table].add(name);
         }
 
         @Override
@@ -527,15 +533,16 @@ final class TraceWriter {
             }
             // A name record must come before the block of the first event that uses it.
             flushBlock();
-            for (int i = 0; i < n.pendingKind.size(); i++) {
-                byte[] b = n.pendingName.get(i).getBytes(StandardCharsets.UTF_8);
-                small.clear();
-                small.put((byte) 'N').put((byte) (int) n.pendingKind.get(i)).putInt(b.length);
-                os.write(small.array(), 0, 6);
-                os.write(b);
-            }
-            n.pendingKind.clear();
-            n.pendingName.clear();
+            Sink.super.names(n);
+        }
+
+        @Override
+        public void name(int table, String name) throws IOException {
+            byte[] b = name.getBytes(StandardCharsets.UTF_8);
+            small.clear();
+            small.put((byte) 'N').put((byte) table).putInt(b.length);
+            os.write(small.array(), 0, 6);
+            os.write(b);
         }
 
         @Override

@@ -325,18 +325,23 @@ final class ValuePass {
                     return opaque('A', NONE);
                 }
                 case JSR: return new Sym(1, 'R', null, NONE, false);
-                case GETSTATIC: {
-                    FieldInsnNode f = (FieldInsnNode) n;
-                    char s = sortOf(Type.getType(f.desc));
-                    if (active(n) && ctx.traced(f) != null) {
-                        ctx.readSites.set(index(n));
-                        return expr(s, Node.read(index(n)));
-                    }
-                    return opaque(s, NONE);
-                }
+                case GETSTATIC: return fieldRead((FieldInsnNode) n);
                 default: // NEW
                     return opaque('A', NONE);
             }
+        }
+
+        /**
+         * The value a field read {@code f} pushes: the read itself where it is traced (and
+         * the pass is active there), else an opaque value of the field's sort.
+         */
+        private Sym fieldRead(FieldInsnNode f) {
+            char s = sortOf(Type.getType(f.desc));
+            if (active(f) && ctx.traced(f) != null) {
+                ctx.readSites.set(index(f));
+                return expr(s, Node.read(index(f)));
+            }
+            return opaque(s, NONE);
         }
 
         @Override
@@ -366,15 +371,7 @@ final class ValuePass {
                 case I2D: case L2D: case F2D: case DNEG: return opaque('D', v.deps);
                 case F2I: case D2I: return opaque('I', v.deps);
                 case F2L: case D2L: return opaque('J', v.deps);
-                case GETFIELD: {
-                    FieldInsnNode f = (FieldInsnNode) n;
-                    char s = sortOf(Type.getType(f.desc));
-                    if (active(n) && ctx.traced(f) != null) {
-                        ctx.readSites.set(index(n));
-                        return expr(s, Node.read(index(n)));
-                    }
-                    return opaque(s, NONE);
-                }
+                case GETFIELD: return fieldRead((FieldInsnNode) n);
                 case NEWARRAY: case ANEWARRAY: return opaque('A', NONE);
                 case ARRAYLENGTH: case INSTANCEOF: return opaque('I', v.deps);
                 case CHECKCAST: return v;

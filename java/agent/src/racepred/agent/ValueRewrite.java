@@ -356,36 +356,60 @@ final class ValueRewrite implements Opcodes {
         InsnList before = new InsnList();
         InsnList after = new InsnList();
         if (f.getOpcode() == GETFIELD) {
-            before.add(new VarInsnNode(ASTORE, tObj));
-            before.add(new VarInsnNode(ALOAD, tObj));
-            before.add(push(fid));
-            before.add(rt("lockField", "(Ljava/lang/Object;I)V"));
-            before.add(new VarInsnNode(ALOAD, tObj));
+            lockField(before, fid);
             after.add(new VarInsnNode(store(s), tmp(s)));
             after.add(new VarInsnNode(ALOAD, tObj));
             loadLong(after, s);
             after.add(push(fid));
-            after.add(push(loc(i)));
-            after.add(push(readFlags(i, vol)));
-            after.add(rt("readField", "(Ljava/lang/Object;JIII)J"));
+            insertRead(f, before, after, i, vol, rt("readField", "(Ljava/lang/Object;JIII)J"),
+                    stampLocal, s);
         } else {
-            // The class is initialised first, so that its initialiser never runs under
-            // the lock.
-            before.add(new FieldInsnNode(GETSTATIC, f.owner, f.name, f.desc));
-            before.add(new InsnNode(Type.getType(f.desc).getSize() == 2 ? POP2 : POP));
-            before.add(push(fid));
-            before.add(rt("lockStatic", "(I)V"));
+            lockStatic(before, f, fid);
             after.add(new VarInsnNode(store(s), tmp(s)));
             loadLong(after, s);
             after.add(push(fid));
-            after.add(push(loc(i)));
-            after.add(push(readFlags(i, vol)));
-            after.add(rt("readStatic", "(JIII)J"));
+            insertRead(f, before, after, i, vol, rt("readStatic", "(JIII)J"), stampLocal, s);
         }
+    }
+
+    /**
+     * Locks field {@code fid} of the object on the stack, keeping the object in {@code tObj}
+     * and on the stack.
+     */
+    void lockField(InsnList l, int fid) {
+        l.add(new VarInsnNode(ASTORE, tObj));
+        l.add(new VarInsnNode(ALOAD, tObj));
+        l.add(push(fid));
+        l.add(rt("lockField", "(Ljava/lang/Object;I)V"));
+        l.add(new VarInsnNode(ALOAD, tObj));
+    }
+
+    /**
+     * Locks static field {@code fid} ({@code f}), initialising its class first, so that its
+     * initialiser never runs under the lock.
+     */
+    static void lockStatic(InsnList l, FieldInsnNode f, int fid) {
+        l.add(new FieldInsnNode(GETSTATIC, f.owner, f.name, f.desc));
+        l.add(new InsnNode(Type.getType(f.desc).getSize() == 2 ? POP2 : POP));
+        l.add(push(fid));
+        l.add(rt("lockStatic", "(I)V"));
+    }
+
+    /**
+     * Puts {@code before} before the read {@code at} (instruction {@code i}) and
+     * {@code after} after it, {@code after} ending with the rest of {@code call}'s arguments
+     * (location, flags), the call, its stamp kept in {@code stampLocal} (or dropped) and the
+     * value read (sort {@code s}) back on the stack.
+     */
+    void insertRead(AbstractInsnNode at, InsnList before, InsnList after, int i, boolean vol,
+            MethodInsnNode call, Integer stampLocal, char s) {
+        after.add(push(loc(i)));
+        after.add(push(readFlags(i, vol)));
+        after.add(call);
         afterRead(after, stampLocal);
         load(after, s);
-        mn.instructions.insertBefore(f, before);
-        mn.instructions.insert(f, after);
+        mn.instructions.insertBefore(at, before);
+        mn.instructions.insert(at, after);
     }
 
     void operands(InsnList l, Object[] tpl, HashMap<Integer, Integer> stamp) {
@@ -417,31 +441,16 @@ final class ValueRewrite implements Opcodes {
         InsnList before = new InsnList();
         before.add(new VarInsnNode(store(s), tmp(s)));
         if (f.getOpcode() == PUTFIELD) {
-            before.add(new VarInsnNode(ASTORE, tObj));
-            before.add(new VarInsnNode(ALOAD, tObj));
-            before.add(push(fid));
-            before.add(rt("lockField", "(Ljava/lang/Object;I)V"));
-            before.add(new VarInsnNode(ALOAD, tObj));
+            lockField(before, fid);
             loadLong(before, s);
             before.add(push(fid));
-            before.add(push(loc(i)));
-            before.add(push(templateId(tpl)));
-            before.add(push(flags));
-            before.add(rt("writeField", "(Ljava/lang/Object;JIIII)V"));
-            operands(before, tpl, stamp);
+            writeCall(before, i, tpl, flags, rt("writeField", "(Ljava/lang/Object;JIIII)V"), stamp);
             before.add(new VarInsnNode(ALOAD, tObj));
         } else {
-            before.add(new FieldInsnNode(GETSTATIC, f.owner, f.name, f.desc));
-            before.add(new InsnNode(Type.getType(f.desc).getSize() == 2 ? POP2 : POP));
-            before.add(push(fid));
-            before.add(rt("lockStatic", "(I)V"));
+            lockStatic(before, f, fid);
             loadLong(before, s);
             before.add(push(fid));
-            before.add(push(loc(i)));
-            before.add(push(templateId(tpl)));
-            before.add(push(flags));
-            before.add(rt("writeStatic", "(JIIII)V"));
-            operands(before, tpl, stamp);
+            writeCall(before, i, tpl, flags, rt("writeStatic", "(JIIII)V"), stamp);
         }
         load(before, s);
         mn.instructions.insertBefore(f, before);
@@ -463,13 +472,8 @@ final class ValueRewrite implements Opcodes {
         after.add(new VarInsnNode(ALOAD, tObj));
         after.add(new VarInsnNode(ILOAD, tIdx));
         loadLong(after, s);
-        after.add(push(loc(i)));
-        after.add(push(readFlags(i, false)));
-        after.add(rt("readElem", "(Ljava/lang/Object;IJII)J"));
-        afterRead(after, stampLocal);
-        load(after, s);
-        mn.instructions.insertBefore(n, before);
-        mn.instructions.insert(n, after);
+        insertRead(n, before, after, i, false, rt("readElem", "(Ljava/lang/Object;IJII)J"),
+                stampLocal, s);
     }
 
     void elemWrite(int i, AbstractInsnNode n, HashMap<Integer, Integer> stamp) {
@@ -493,16 +497,36 @@ final class ValueRewrite implements Opcodes {
         before.add(new VarInsnNode(ALOAD, tObj));
         before.add(new VarInsnNode(ILOAD, tIdx));
         loadLong(before, s);
-        before.add(push(loc(i)));
-        before.add(push(templateId(tpl)));
-        before.add(push(w << 8));
-        before.add(rt("writeElem", "(Ljava/lang/Object;IJIII)V"));
-        operands(before, tpl, stamp);
+        writeCall(before, i, tpl, w << 8, rt("writeElem", "(Ljava/lang/Object;IJIII)V"), stamp);
         before.add(new VarInsnNode(ALOAD, tObj));
         before.add(new VarInsnNode(ILOAD, tIdx));
         load(before, s);
         mn.instructions.insertBefore(n, before);
         mn.instructions.insert(n, rt("unlock", "()V"));
+    }
+
+    /**
+     * Ends the arguments of a write's {@code call} (after its target and value): the location
+     * of instruction {@code i}, the id of its value's template {@code tpl} and {@code flags};
+     * then the call, and the template's operands.
+     */
+    void writeCall(InsnList l, int i, Object[] tpl, int flags, MethodInsnNode call,
+            HashMap<Integer, Integer> stamp) {
+        l.add(push(loc(i)));
+        l.add(push(templateId(tpl)));
+        l.add(push(flags));
+        l.add(call);
+        operands(l, tpl, stamp);
+    }
+
+    /** Records a branch of template {@code id} at {@code loc}: taken (1) or not (0). */
+    void branchCall(InsnList l, int id, int taken, int loc, Object[] tpl,
+            HashMap<Integer, Integer> stamp) {
+        l.add(push(id));
+        l.add(push(taken));
+        l.add(push(loc));
+        l.add(rt("branch", "(III)V"));
+        operands(l, tpl, stamp);
     }
 
     /** A branch over reads: its outcome recorded on both edges. */
@@ -511,20 +535,12 @@ final class ValueRewrite implements Opcodes {
         int id = templateId(tpl);
         int loc = loc(i);
         InsnList fall = new InsnList();
-        fall.add(push(id));
-        fall.add(push(0));
-        fall.add(push(loc));
-        fall.add(rt("branch", "(III)V"));
-        operands(fall, tpl, stamp);
+        branchCall(fall, id, 0, loc, tpl, stamp);
         LabelNode target = j.label;
         LabelNode taken = new LabelNode();
         j.label = taken;
         stubs.add(taken);
-        stubs.add(push(id));
-        stubs.add(push(1));
-        stubs.add(push(loc));
-        stubs.add(rt("branch", "(III)V"));
-        operands(stubs, tpl, stamp);
+        branchCall(stubs, id, 1, loc, tpl, stamp);
         stubs.add(new JumpInsnNode(GOTO, target));
         mn.instructions.insert(j, fall);
     }
