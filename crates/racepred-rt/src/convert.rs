@@ -22,8 +22,11 @@ const LINE_BITS: u32 = 6;
 const LINE: usize = 1 << LINE_BITS;
 const LINES_PER_PAGE: usize = 1 << (PAGE_BITS - LINE_BITS);
 
-/// Variable ids (+ 1; 0 = none) of the addresses of one line, by byte offset.
+/// The slots of the addresses of one line, by byte offset: 0 = never accessed, `v + 1` =
+/// variable `v`, [`RETIRED`]` | g` = retired `g` times and not accessed since.
 type Line = [u32; LINE];
+/// The flag of a retired slot (variable ids stay below it).
+const RETIRED: u32 = 1 << 31;
 /// Line indices (+ 1; 0 = none) of one page's lines.
 type Dir = [u32; LINES_PER_PAGE];
 
@@ -40,8 +43,12 @@ struct Vars {
     lines: Vec<Line>,
     /// The line last used: (line number + 1, its index in `lines`); 0: none.
     last: (u64, u32),
-    /// Times an address was retired (its next variable's suffix).
-    generation: FxHashMap<u64, u32>,
+    /// Per variable id of memory: the times its address had been retired before it (its
+    /// name's suffix), for the slot's count when it is retired in turn. In the slots rather
+    /// than in a map by address: a free retires every word of the block.
+    gens: Vec<u32>,
+    /// A variable name being written (reused: no allocation per variable).
+    name: String,
     /// Synchronisation variables by (name space, address); never retired.
     sync: FxHashMap<(u8, u64), u32>,
 }
@@ -78,7 +85,7 @@ impl Vars {
     #[inline]
     fn mem(&mut self, addr: u64, names: &mut Names) -> u32 {
         let v = *self.slot(addr);
-        if v != 0 {
+        if v.wrapping_sub(1) < RETIRED - 1 {
             return v - 1;
         }
         self.new_mem(addr, names)
@@ -86,11 +93,22 @@ impl Vars {
 
     #[cold]
     fn new_mem(&mut self, addr: u64, names: &mut Names) -> u32 {
-        let name = match self.generation.get(&addr) {
-            None => format!("{addr:#x}"),
-            Some(g) => format!("{addr:#x}~{g}"),
+        use std::fmt::Write;
+        let g = *self.slot(addr) & !RETIRED;
+        self.name.clear();
+        // Writing to a `String` cannot fail.
+        let _ = match g {
+            0 => write!(self.name, "{addr:#x}"),
+            g => write!(self.name, "{addr:#x}~{g}"),
         };
-        let v = names.table_mut(NameKind::Var).intern(name.as_bytes());
+        let v = names.table_mut(NameKind::Var).intern(self.name.as_bytes());
+        if v >= RETIRED - 1 {
+            crate::buf::die(b"racepred-rt: more than 2^31 variables\n");
+        }
+        if self.gens.len() <= v as usize {
+            self.gens.resize(v as usize + 1, 0);
+        }
+        self.gens[v as usize] = g;
         *self.slot(addr) = v + 1;
         v
     }
@@ -122,7 +140,7 @@ impl Vars {
             return;
         }
         let (first, last) = (addr >> PAGE_BITS, (end - 1) >> PAGE_BITS);
-        let (dirs, lines, generation) = (&self.dirs, &mut self.lines, &mut self.generation);
+        let (dirs, lines, gens) = (&self.dirs, &mut self.lines, &self.gens);
         let mut clear = |page: u64, d: u32| {
             for (i, &l) in dirs[d as usize].iter().enumerate() {
                 if l == 0 {
@@ -135,14 +153,14 @@ impl Vars {
                 let lo = addr.max(base) - base;
                 let hi = end.min(base + LINE as u64) - base;
                 let t = &mut lines[l as usize - 1];
-                for off in lo..hi {
-                    let s = &mut t[off as usize];
-                    if *s != 0 {
+                for s in &mut t[lo as usize..hi as usize] {
+                    // Live: a variable (not 0, not retired since its last access).
+                    if s.wrapping_sub(1) < RETIRED - 1 {
+                        let v = *s - 1;
                         if let Some(f) = freed.as_deref_mut() {
-                            f.push(*s - 1);
+                            f.push(v);
                         }
-                        *s = 0;
-                        *generation.entry(base + off).or_insert(0) += 1;
+                        *s = RETIRED | (gens[v as usize] + 1);
                     }
                 }
             }
