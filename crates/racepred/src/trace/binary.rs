@@ -553,9 +553,47 @@ impl<'a> V2Events<'a> {
     }
 }
 
+/// Where an event's fields are in its data, by its width codes (bits 4–9 of its control
+/// word): their masks, the target's shift within the first 8 bytes, the location's offset,
+/// the bytes used. One lookup an event instead of one per field and property.
+#[derive(Clone, Copy)]
+struct Layout {
+    mt: u32,
+    mv: u32,
+    ml: u32,
+    sv: u32,
+    ol: usize,
+    len: usize,
+}
+
+const LAYOUT: [Layout; 64] = {
+    let mut t = [Layout {
+        mt: 0,
+        mv: 0,
+        ml: 0,
+        sv: 0,
+        ol: 0,
+        len: 0,
+    }; 64];
+    let mut i = 0;
+    while i < 64 {
+        let (tc, vc, lc) = (i & 3, (i >> 2) & 3, i >> 4);
+        t[i] = Layout {
+            mt: MASK[tc],
+            mv: MASK[vc],
+            ml: MASK[lc],
+            sv: 8 * WIDTH[tc] as u32,
+            ol: WIDTH[tc] + WIDTH[vc],
+            len: WIDTH[tc] + WIDTH[vc] + WIDTH[lc],
+        };
+        i += 1;
+    }
+    t
+};
+
 /// One version 2 event: its control word `c` (2 bytes), the block's data (read zero past
-/// its end), the bytes of it used before the event, the previous event's fields. Returns the control word, the
-/// fields and the data used after the event.
+/// its end), the bytes of it used before the event, the previous event's fields. Returns
+/// the control word, the fields and the data used after the event.
 #[inline(always)]
 fn decode_v2(
     c: &[u8],
@@ -564,21 +602,30 @@ fn decode_v2(
     (t, v, l): (u32, u32, u32),
 ) -> (usize, (u32, u32, u32), usize) {
     let c = usize::from(u16::from_le_bytes([c[0], c[1]]));
-    let (tc, vc, lc) = ((c >> 4) & 3, (c >> 6) & 3, (c >> 8) & 3);
-    let win = match data.get(used..used + 16) {
-        Some(w) => <[u8; 16]>::try_from(w).expect("16 bytes"),
-        None => tail_window(data, used),
+    let lay = LAYOUT[(c >> 4) & 63];
+    // Read in place (a copy of the window on the stack made the location's load wait for
+    // the copy's store to forward).
+    let (w, lw) = match data.get(used..used + 16) {
+        Some(win) => window_words(win.try_into().expect("16 bytes"), lay.ol),
+        None => window_words(&tail_window(data, used), lay.ol),
     };
-    // Thread and target within the first 8 bytes, the location at most 8 bytes in.
-    let w = u64::from_le_bytes(win[..8].try_into().expect("8 bytes"));
-    let t = t.wrapping_add(unzigzag(w as u32 & MASK[tc]));
+    let t = t.wrapping_add(unzigzag(w as u32 & lay.mt));
     let v = v
         .wrapping_add(1)
-        .wrapping_add(unzigzag((w >> (8 * WIDTH[tc])) as u32 & MASK[vc]));
-    let o = (WIDTH[tc] + WIDTH[vc]).min(12);
-    let lw = u32::from_le_bytes(win[o..o + 4].try_into().expect("4 bytes"));
-    let l = l.wrapping_add(unzigzag(lw & MASK[lc]));
-    (c, (t, v, l), used + WIDTH[tc] + WIDTH[vc] + WIDTH[lc])
+        .wrapping_add(unzigzag((w >> lay.sv) as u32 & lay.mv));
+    let l = l.wrapping_add(unzigzag(lw & lay.ml));
+    (c, (t, v, l), used + lay.len)
+}
+
+/// The first 8 bytes of an event's window (thread and target) and the 4 at offset `o` (the
+/// location, at most 8 bytes in).
+#[inline(always)]
+fn window_words(win: &[u8; 16], o: usize) -> (u64, u32) {
+    let o = o.min(12);
+    (
+        u64::from_le_bytes(win[..8].try_into().expect("8 bytes")),
+        u32::from_le_bytes(win[o..o + 4].try_into().expect("4 bytes")),
+    )
 }
 
 /// The last bytes of a block's data from `used` on, zero-padded to 16.
