@@ -617,6 +617,18 @@ fn decode_v2(
     (c, (t, v, l), used + lay.len)
 }
 
+/// Appends a field's difference from its prediction to `data[..*len]`, zigzagged, in as
+/// few bytes as hold it; returns its width code.
+#[inline(always)]
+fn put_field(data: &mut [u8], len: &mut usize, delta: u32) -> u16 {
+    let z = zigzag(delta);
+    let code = width_code(z);
+    // All four bytes, then the length moved by the width (no loop over bytes).
+    data[*len..*len + 4].copy_from_slice(&z.to_le_bytes());
+    *len += WIDTH[code as usize];
+    code
+}
+
 /// The first 8 bytes of an event's window (thread and target) and the 4 at offset `o` (the
 /// location, at most 8 bytes in).
 #[inline(always)]
@@ -1159,10 +1171,15 @@ impl<W: Write> BinaryWriter<W> {
             debug_assert_eq!(self.addr_words.len(), k + 1 + addresses.len());
         }
         let (t, v, l) = self.prev;
+        // The data's length in a local across the three fields (through `self`, each
+        // field's store and the next one's load made a chain).
+        let mut len = self.data_len;
+        let data = &mut self.data[..];
         let c = ev.op as u16
-            | self.field(thread.wrapping_sub(t)) << 4
-            | self.field(target.wrapping_sub(v.wrapping_add(1))) << 6
-            | self.field(loc.wrapping_sub(l)) << 8;
+            | put_field(data, &mut len, thread.wrapping_sub(t)) << 4
+            | put_field(data, &mut len, target.wrapping_sub(v.wrapping_add(1))) << 6
+            | put_field(data, &mut len, loc.wrapping_sub(l)) << 8;
+        self.data_len = len;
         self.ctrl[self.count] = c;
         self.prev = (thread, target, loc);
         // Access numbers only once one is given (the block's earlier events have none).
@@ -1179,19 +1196,6 @@ impl<W: Write> BinaryWriter<W> {
             self.flush_block()?;
         }
         Ok(())
-    }
-
-    /// Appends a field's difference from its prediction to the data, zigzagged, in as few
-    /// bytes as hold it; returns its width code.
-    #[inline(always)]
-    fn field(&mut self, delta: u32) -> u16 {
-        let z = zigzag(delta);
-        let code = width_code(z);
-        // All four bytes, then the length moved by the width (no loop over bytes).
-        let len = self.data_len;
-        self.data[len..len + 4].copy_from_slice(&z.to_le_bytes());
-        self.data_len = len + WIDTH[code as usize];
-        code
     }
 
     fn flush_block(&mut self) -> Result<()> {
