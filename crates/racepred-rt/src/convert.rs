@@ -21,6 +21,8 @@ const PAGE_BITS: u32 = 12;
 const LINE_BITS: u32 = 6;
 const LINE: usize = 1 << LINE_BITS;
 const LINES_PER_PAGE: usize = 1 << (PAGE_BITS - LINE_BITS);
+/// Entries of [`Vars::recent`] (a power of two).
+const RECENT_PAGES: usize = 1024;
 
 /// The slots of the addresses of one line, by byte offset: 0 = never accessed, `v + 1` =
 /// variable `v`, [`RETIRED`]` | g` = retired `g` times and not accessed since.
@@ -43,6 +45,10 @@ struct Vars {
     lines: Vec<Line>,
     /// The line last used: (line number + 1, its index in `lines`); 0: none.
     last: (u64, u32),
+    /// Pages recently used, direct-mapped by page number: (page number + 1, its index in
+    /// `dirs`); 0: none. A program walking a pointer structure changes lines at almost
+    /// every access, mostly among a few hundred pages: an array lookup, not a hash lookup.
+    recent: Vec<(u64, u32)>,
     /// Per variable id of memory: the times its address had been retired before it (its
     /// name's suffix), for the slot's count when it is retired in turn. In the slots rather
     /// than in a map by address: a free retires every word of the block.
@@ -65,14 +71,24 @@ impl Vars {
     }
 
     /// The index of `addr`'s line in `lines`, made if new.
-    #[cold]
     #[inline(never)]
     fn line_of(&mut self, addr: u64) -> u32 {
-        let dirs = &mut self.dirs;
-        let d = *self.pages.entry(addr >> PAGE_BITS).or_insert_with(|| {
-            dirs.push([0; LINES_PER_PAGE]);
-            (dirs.len() - 1) as u32
-        });
+        let page = addr >> PAGE_BITS;
+        if self.recent.is_empty() {
+            self.recent = vec![(0, 0); RECENT_PAGES];
+        }
+        let slot = &mut self.recent[page as usize & (RECENT_PAGES - 1)];
+        let d = if slot.0 == page + 1 {
+            slot.1
+        } else {
+            let dirs = &mut self.dirs;
+            let d = *self.pages.entry(page).or_insert_with(|| {
+                dirs.push([0; LINES_PER_PAGE]);
+                (dirs.len() - 1) as u32
+            });
+            *slot = (page + 1, d);
+            d
+        };
         let i = ((addr >> LINE_BITS) as usize) & (LINES_PER_PAGE - 1);
         let l = &mut self.dirs[d as usize][i];
         if *l == 0 {
@@ -336,7 +352,7 @@ impl Converter {
     }
 
     /// A call or return of trace thread `t`: its context changes.
-    fn call(&mut self, t: ThreadId, r: &Rec) {
+    pub fn call(&mut self, t: ThreadId, r: &Rec) {
         let i = t.index();
         if i >= self.stacks.len() {
             self.stacks.resize_with(i + 1, Vec::new);

@@ -344,14 +344,17 @@ impl Writer {
     }
 
     /// Writes thread `i`'s records while `(key, i) < limit`. Plain accesses are converted
-    /// into [`Writer::batch`] and written a batch at a time (they change no calling
-    /// context); any other record first writes the batch.
+    /// into [`Writer::batch`] and written a batch at a time; calls and returns (once the
+    /// stacks file is open) only change the calling context, which is noted for the next
+    /// access; any other record first writes the batch.
     fn write_run(&mut self, i: usize, limit: (u64, usize)) {
         let t = self.conv.thread(self.cursors[i].tid);
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
         // After an error the records are consumed unconverted (memory stays bounded).
         let live = self.error.is_none() && !self.done && self.out.is_some();
+        let mut stacks_open = self.out.as_ref().is_some_and(|o| o.stacks.is_some());
+        let mut ctx = self.conv.context(t);
         loop {
             let c = &mut self.cursors[i];
             if !c.has_next() {
@@ -365,44 +368,56 @@ impl Writer {
             if c.at == CHUNK_RECS {
                 c.advance();
             }
-            if matches!(r.kind(), Some(Kind::Read | Kind::Write)) {
-                if !live {
-                    continue;
-                }
-                if let Some(ev) = self.conv.convert_as(t, &r) {
+            match r.kind() {
+                Some(Kind::Read | Kind::Write) => {
+                    if !live {
+                        continue;
+                    }
+                    let Some(ev) = self.conv.convert_as(t, &r) else {
+                        continue;
+                    };
+                    if stacks_open {
+                        // The event's index once the batch is written.
+                        let index = self.events + batch.len() as u64;
+                        if let Some(s) = self.out.as_mut().and_then(|o| o.stacks.as_mut()) {
+                            if let Err(e) = s.event(index, ctx) {
+                                self.error = Some(e.into());
+                            }
+                        }
+                    }
                     batch.push(ev);
                     if batch.len() == batch.capacity() {
-                        self.write_batch(t, &mut batch);
+                        self.write_batch(&mut batch);
                     }
                 }
-                continue;
+                Some(Kind::FuncEntry | Kind::FuncExit) if live && stacks_open => {
+                    self.conv.call(t, &r);
+                    ctx = self.conv.context(t);
+                }
+                _ => {
+                    self.write_batch(&mut batch);
+                    self.write_record(t, &r);
+                    stacks_open = self.out.as_ref().is_some_and(|o| o.stacks.is_some());
+                    ctx = self.conv.context(t);
+                }
             }
-            self.write_batch(t, &mut batch);
-            self.write_record(t, &r);
         }
-        self.write_batch(t, &mut batch);
+        self.write_batch(&mut batch);
         self.batch = batch;
     }
 
-    /// Writes the plain accesses of `batch` (thread `t`'s, in its current calling context)
-    /// and empties it.
-    fn write_batch(&mut self, t: racepred::trace::ThreadId, batch: &mut Vec<Event>) {
+    /// Writes the plain accesses of `batch` (their calling contexts are noted) and empties
+    /// it.
+    fn write_batch(&mut self, batch: &mut Vec<Event>) {
         if batch.is_empty() {
             return;
         }
-        let n = batch.len() as u64;
         if self.error.is_none() && !self.done {
             if let Some(out) = self.out.as_mut() {
-                let ctx = self.conv.context(t);
-                let res = match out.stacks.as_mut() {
-                    Some(s) => s.event(self.events, ctx).map_err(racepred::Error::from),
-                    None => Ok(()),
-                }
-                .and_then(|()| out.trace.write_events(batch, &self.conv.names));
-                if let Err(e) = res {
+                if let Err(e) = out.trace.write_events(batch, &self.conv.names) {
                     self.error = Some(e);
                 }
-                self.events += n;
+                self.events += batch.len() as u64;
             }
         }
         batch.clear();
