@@ -1117,8 +1117,15 @@ impl<W: Write> BinaryWriter<W> {
         Ok(new)
     }
 
+    /// Appends events without side data (no `mbegin` address set, no access number), as
+    /// [`write_event`](Self::write_event) does one at a time (inlined into one loop).
+    pub fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
+        evs.iter()
+            .try_for_each(|ev| self.write_event(ev, names, &[], None))
+    }
+
     /// Appends one event.
-    #[inline]
+    #[inline(always)]
     pub fn write_event(
         &mut self,
         ev: &Event,
@@ -1129,27 +1136,6 @@ impl<W: Write> BinaryWriter<W> {
         if !self.header_written {
             self.header()?;
         }
-        self.push(ev, names, addresses, seq)
-    }
-
-    /// Appends events without side data (no `mbegin` address set, no access number), as
-    /// [`write_event`](Self::write_event) would one at a time.
-    pub fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
-        if !self.header_written {
-            self.header()?;
-        }
-        evs.iter()
-            .try_for_each(|ev| self.push(ev, names, &[], None))
-    }
-
-    #[inline(always)]
-    fn push(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        seq: Option<u64>,
-    ) -> Result<()> {
         let thread = self.id(NameKind::Thread, ev.thread.0, names)?;
         let target = if ev.target == u32::MAX && ev.op.target_optional() {
             u32::MAX
