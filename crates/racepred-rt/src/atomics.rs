@@ -183,6 +183,17 @@ pub trait Atom: Copy + Eq {
     const FORCE_LOCK: bool;
 }
 
+/// The read-modify-writes of [`Atom`] that are the method of the same name of the atomic
+/// type `$at`, sequentially consistent.
+macro_rules! same_name_rmw {
+    ($at:ty: $($name:ident),*) => {$(
+        unsafe fn $name(p: *mut Self, v: Self) -> Self {
+            // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
+            unsafe { <$at>::from_ptr(p).$name(v, SeqCst) }
+        }
+    )*};
+}
+
 macro_rules! atom {
     ($t:ty, $at:ty) => {
         impl Atom for $t {
@@ -195,34 +206,7 @@ macro_rules! atom {
                 // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
                 unsafe { <$at>::from_ptr(p).store(v, SeqCst) }
             }
-            unsafe fn swap(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).swap(v, SeqCst) }
-            }
-            unsafe fn fetch_add(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_add(v, SeqCst) }
-            }
-            unsafe fn fetch_sub(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_sub(v, SeqCst) }
-            }
-            unsafe fn fetch_and(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_and(v, SeqCst) }
-            }
-            unsafe fn fetch_or(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_or(v, SeqCst) }
-            }
-            unsafe fn fetch_xor(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_xor(v, SeqCst) }
-            }
-            unsafe fn fetch_nand(p: *mut Self, v: Self) -> Self {
-                // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
-                unsafe { <$at>::from_ptr(p).fetch_nand(v, SeqCst) }
-            }
+            same_name_rmw!($at: swap, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_nand);
             unsafe fn cas(p: *mut Self, c: Self, v: Self) -> Result<Self, Self> {
                 // SAFETY: `p` is valid and aligned and accessed atomically (the trait's contract).
                 unsafe { <$at>::from_ptr(p).compare_exchange(c, v, SeqCst, SeqCst) }
