@@ -208,8 +208,9 @@ pub struct Converter {
     locks: FxHashMap<u64, u32>,
     /// Return address → location id.
     locs: FxHashMap<u64, LocId>,
-    /// The last address looked up in `locs` (0: none).
-    last_loc: (u64, LocId),
+    /// Addresses recently looked up in `locs`, direct-mapped by address (0: none): a loop
+    /// body's accesses alternate between a few instructions.
+    recent_locs: Vec<(u64, LocId)>,
     /// Per trace thread: its last [`Kind::Free`] record (block, return address), waiting
     /// for the block's [`Kind::Retire`].
     frees: Vec<Option<(u64, u64)>>,
@@ -225,6 +226,9 @@ pub struct Converter {
     /// it a new location is named by its address, to be symbolised at the end (online).
     pub symbols: Option<crate::symbols::Symboliser>,
 }
+
+/// Entries of [`Converter::recent_locs`] (a power of two).
+const RECENT_LOCS: usize = 256;
 
 /// Deepest calling context kept: calls nested deeper share their parent's context.
 const MAX_DEPTH: usize = 1024;
@@ -252,15 +256,24 @@ impl Converter {
         if pc == 0 {
             return LocId::NONE;
         }
-        // Runs of accesses from one instruction (a loop) are common.
-        if self.last_loc.0 == pc {
-            return self.last_loc.1;
+        let i = (pc ^ (pc >> 10)) as usize & (RECENT_LOCS - 1);
+        match self.recent_locs.get(i) {
+            Some(&(p, l)) if p == pc => l,
+            _ => self.loc_slow(pc, i),
         }
-        if let Some(&l) = self.locs.get(&pc) {
-            self.last_loc = (pc, l);
-            return l;
+    }
+
+    #[inline(never)]
+    fn loc_slow(&mut self, pc: u64, i: usize) -> LocId {
+        let l = match self.locs.get(&pc) {
+            Some(&l) => l,
+            None => self.new_loc(pc),
+        };
+        if self.recent_locs.is_empty() {
+            self.recent_locs = vec![(0, LocId::NONE); RECENT_LOCS];
         }
-        self.new_loc(pc)
+        self.recent_locs[i] = (pc, l);
+        l
     }
 
     #[cold]
