@@ -258,10 +258,7 @@ impl<R: BufRead> BinaryReader<R> {
                     }
                 }
                 TAG_END => {
-                    let mut rest = [0u8; 15];
-                    if read_full(&mut self.rdr, &mut rest, at + 1)? < rest.len() {
-                        return Err(truncated(at, "the end record"));
-                    }
+                    let rest: [u8; 15] = self.record_head(at, "the end record")?;
                     if rest[..7] != [0; 7] {
                         return Err(bad(at, "end record: reserved bytes not zero".into()));
                     }
@@ -293,26 +290,41 @@ impl<R: BufRead> BinaryReader<R> {
         }
     }
 
+    /// The `N` bytes after the tag of the record at `at`, or a truncation error naming the
+    /// record (`what`).
+    fn record_head<const N: usize>(&mut self, at: u64, what: &str) -> Result<[u8; N]> {
+        let mut h = [0u8; N];
+        if read_full(&mut self.rdr, &mut h, at + 1)? < N {
+            return Err(truncated(at, what));
+        }
+        Ok(h)
+    }
+
+    /// The UTF-8 text of `len` bytes (at most `max`) that ends the record at `at` of `head`
+    /// bytes before it, into `self.raw`; the offset moves past the record. `what`: the
+    /// record's kind, for errors.
+    fn read_text(&mut self, at: u64, head: u64, len: u32, max: u32, what: &str) -> Result<()> {
+        if len > max {
+            return Err(bad(at, format!("{what} record: length {len} too large")));
+        }
+        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
+            .map_err(|e| e.unwrap_or_else(|| truncated(at, &format!("a {what} record"))))?;
+        if std::str::from_utf8(&self.raw).is_err() {
+            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + head)));
+        }
+        self.offset = at + head + u64::from(len);
+        Ok(())
+    }
+
     /// A values record: its text is appended to [`BinaryReader::values_text`].
     fn read_values(&mut self, at: u64) -> Result<()> {
-        let mut h = [0u8; 7];
-        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
-            return Err(truncated(at, "a values record"));
-        }
+        let h: [u8; 7] = self.record_head(at, "a values record")?;
         if h[..3] != [0; 3] {
             return Err(bad(at, "values record: reserved bytes not zero".into()));
         }
         let len = u32::from_le_bytes(h[3..7].try_into().expect("4 bytes"));
-        if len > MAX_VALUES_LEN {
-            return Err(bad(at, format!("values record: length {len} too large")));
-        }
-        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
-            .map_err(|e| e.unwrap_or_else(|| truncated(at, "a values record")))?;
-        if std::str::from_utf8(&self.raw).is_err() {
-            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 8)));
-        }
+        self.read_text(at, 8, len, MAX_VALUES_LEN, "values")?;
         self.values.extend_from_slice(&self.raw);
-        self.offset = at + 8 + len as u64;
         Ok(())
     }
 
@@ -323,10 +335,7 @@ impl<R: BufRead> BinaryReader<R> {
     }
 
     fn read_name(&mut self, at: u64) -> Result<()> {
-        let mut h = [0u8; 5];
-        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
-            return Err(truncated(at, "a name record"));
-        }
+        let h: [u8; 5] = self.record_head(at, "a name record")?;
         let Some(kind) = kind_from_code(h[0]) else {
             return Err(bad(at, format!("name record: unknown table {}", h[0])));
         };
@@ -334,14 +343,7 @@ impl<R: BufRead> BinaryReader<R> {
         if len == 0 {
             return Err(Error::new(ErrorKind::EmptyName(kind_what(kind))).at(at_byte(at)));
         }
-        if len > MAX_NAME_LEN {
-            return Err(bad(at, format!("name record: length {len} too large")));
-        }
-        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
-            .map_err(|e| e.unwrap_or_else(|| truncated(at, "a name record")))?;
-        if std::str::from_utf8(&self.raw).is_err() {
-            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 6)));
-        }
+        self.read_text(at, 6, len, MAX_NAME_LEN, "name")?;
         let table = self.names.table_mut(kind);
         let before = table.len();
         let id = table.intern(&self.raw);
@@ -356,7 +358,6 @@ impl<R: BufRead> BinaryReader<R> {
             ));
         }
         self.limits[kind as usize] = table.len() as u32;
-        self.offset = at + 6 + len as u64;
         Ok(())
     }
 
