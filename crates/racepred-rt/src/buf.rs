@@ -619,22 +619,26 @@ fn with_access(f: impl FnOnce(&mut Own)) {
 pub fn access(write: bool, addr: usize, pc: usize) {
     let kind = if write { Kind::Write } else { Kind::Read };
     with_access(|b| {
+        // Recording: the access stamped and appended (as `push_now` does, without its
+        // tests of the kind and the mode).
+        if !crate::online::online() {
+            b.push(Rec::new(stamp(), kind, ns::MEM, addr as u64, pc as u64));
+            return;
+        }
         // Online PACER outside sampling periods: most accesses are only counted.
-        if crate::online::online() {
-            use crate::online::Skip;
-            let mut answer = crate::online::skip(b, write, addr);
-            if answer == Skip::Flush {
+        use crate::online::Skip;
+        let mut answer = crate::online::skip(b, write, addr);
+        if answer == Skip::Flush {
+            crate::online::flush(b);
+            answer = crate::online::skip(b, write, addr);
+        }
+        match answer {
+            Skip::Counted => return,
+            Skip::Record | Skip::Flush => {}
+            Skip::Now => {
+                push_now(b, kind, ns::MEM, addr, pc);
                 crate::online::flush(b);
-                answer = crate::online::skip(b, write, addr);
-            }
-            match answer {
-                Skip::Counted => return,
-                Skip::Record | Skip::Flush => {}
-                Skip::Now => {
-                    push_now(b, kind, ns::MEM, addr, pc);
-                    crate::online::flush(b);
-                    return;
-                }
+                return;
             }
         }
         push_now(b, kind, ns::MEM, addr, pc)

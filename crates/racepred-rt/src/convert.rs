@@ -21,9 +21,14 @@ const PAGE_BITS: u32 = 12;
 const LINE_BITS: u32 = 6;
 const LINE: usize = 1 << LINE_BITS;
 const LINES_PER_PAGE: usize = 1 << (PAGE_BITS - LINE_BITS);
+/// Entries of [`Vars::recent`] (a power of two).
+const RECENT_PAGES: usize = 1024;
 
-/// Variable ids (+ 1; 0 = none) of the addresses of one line, by byte offset.
+/// The slots of the addresses of one line, by byte offset: 0 = never accessed, `v + 1` =
+/// variable `v`, [`RETIRED`]` | g` = retired `g` times and not accessed since.
 type Line = [u32; LINE];
+/// The flag of a retired slot (variable ids stay below it).
+const RETIRED: u32 = 1 << 31;
 /// Line indices (+ 1; 0 = none) of one page's lines.
 type Dir = [u32; LINES_PER_PAGE];
 
@@ -40,8 +45,16 @@ struct Vars {
     lines: Vec<Line>,
     /// The line last used: (line number + 1, its index in `lines`); 0: none.
     last: (u64, u32),
-    /// Times an address was retired (its next variable's suffix).
-    generation: FxHashMap<u64, u32>,
+    /// Pages recently used, direct-mapped by page number: (page number + 1, its index in
+    /// `dirs`); 0: none. A program walking a pointer structure changes lines at almost
+    /// every access, mostly among a few hundred pages: an array lookup, not a hash lookup.
+    recent: Vec<(u64, u32)>,
+    /// Per variable id of memory: the times its address had been retired before it (its
+    /// name's suffix), for the slot's count when it is retired in turn. In the slots rather
+    /// than in a map by address: a free retires every word of the block.
+    gens: Vec<u32>,
+    /// A variable name being written (reused: no allocation per variable).
+    name: String,
     /// Synchronisation variables by (name space, address); never retired.
     sync: FxHashMap<(u8, u64), u32>,
 }
@@ -58,14 +71,24 @@ impl Vars {
     }
 
     /// The index of `addr`'s line in `lines`, made if new.
-    #[cold]
     #[inline(never)]
     fn line_of(&mut self, addr: u64) -> u32 {
-        let dirs = &mut self.dirs;
-        let d = *self.pages.entry(addr >> PAGE_BITS).or_insert_with(|| {
-            dirs.push([0; LINES_PER_PAGE]);
-            (dirs.len() - 1) as u32
-        });
+        let page = addr >> PAGE_BITS;
+        if self.recent.is_empty() {
+            self.recent = vec![(0, 0); RECENT_PAGES];
+        }
+        let slot = &mut self.recent[page as usize & (RECENT_PAGES - 1)];
+        let d = if slot.0 == page + 1 {
+            slot.1
+        } else {
+            let dirs = &mut self.dirs;
+            let d = *self.pages.entry(page).or_insert_with(|| {
+                dirs.push([0; LINES_PER_PAGE]);
+                (dirs.len() - 1) as u32
+            });
+            *slot = (page + 1, d);
+            d
+        };
         let i = ((addr >> LINE_BITS) as usize) & (LINES_PER_PAGE - 1);
         let l = &mut self.dirs[d as usize][i];
         if *l == 0 {
@@ -78,7 +101,7 @@ impl Vars {
     #[inline]
     fn mem(&mut self, addr: u64, names: &mut Names) -> u32 {
         let v = *self.slot(addr);
-        if v != 0 {
+        if v.wrapping_sub(1) < RETIRED - 1 {
             return v - 1;
         }
         self.new_mem(addr, names)
@@ -86,11 +109,22 @@ impl Vars {
 
     #[cold]
     fn new_mem(&mut self, addr: u64, names: &mut Names) -> u32 {
-        let name = match self.generation.get(&addr) {
-            None => format!("{addr:#x}"),
-            Some(g) => format!("{addr:#x}~{g}"),
+        use std::fmt::Write;
+        let g = *self.slot(addr) & !RETIRED;
+        self.name.clear();
+        // Writing to a `String` cannot fail.
+        let _ = match g {
+            0 => write!(self.name, "{addr:#x}"),
+            g => write!(self.name, "{addr:#x}~{g}"),
         };
-        let v = names.table_mut(NameKind::Var).intern(name.as_bytes());
+        let v = names.table_mut(NameKind::Var).intern(self.name.as_bytes());
+        if v >= RETIRED - 1 {
+            crate::buf::die(b"racepred-rt: more than 2^31 variables\n");
+        }
+        if self.gens.len() <= v as usize {
+            self.gens.resize(v as usize + 1, 0);
+        }
+        self.gens[v as usize] = g;
         *self.slot(addr) = v + 1;
         v
     }
@@ -122,7 +156,7 @@ impl Vars {
             return;
         }
         let (first, last) = (addr >> PAGE_BITS, (end - 1) >> PAGE_BITS);
-        let (dirs, lines, generation) = (&self.dirs, &mut self.lines, &mut self.generation);
+        let (dirs, lines, gens) = (&self.dirs, &mut self.lines, &self.gens);
         let mut clear = |page: u64, d: u32| {
             for (i, &l) in dirs[d as usize].iter().enumerate() {
                 if l == 0 {
@@ -135,14 +169,14 @@ impl Vars {
                 let lo = addr.max(base) - base;
                 let hi = end.min(base + LINE as u64) - base;
                 let t = &mut lines[l as usize - 1];
-                for off in lo..hi {
-                    let s = &mut t[off as usize];
-                    if *s != 0 {
+                for s in &mut t[lo as usize..hi as usize] {
+                    // Live: a variable (not 0, not retired since its last access).
+                    if s.wrapping_sub(1) < RETIRED - 1 {
+                        let v = *s - 1;
                         if let Some(f) = freed.as_deref_mut() {
-                            f.push(*s - 1);
+                            f.push(v);
                         }
-                        *s = 0;
-                        *generation.entry(base + off).or_insert(0) += 1;
+                        *s = RETIRED | (gens[v as usize] + 1);
                     }
                 }
             }
@@ -174,8 +208,9 @@ pub struct Converter {
     locks: FxHashMap<u64, u32>,
     /// Return address → location id.
     locs: FxHashMap<u64, LocId>,
-    /// The last address looked up in `locs` (0: none).
-    last_loc: (u64, LocId),
+    /// Addresses recently looked up in `locs`, direct-mapped by address (0: none): a loop
+    /// body's accesses alternate between a few instructions.
+    recent_locs: Vec<(u64, LocId)>,
     /// Per trace thread: its last [`Kind::Free`] record (block, return address), waiting
     /// for the block's [`Kind::Retire`].
     frees: Vec<Option<(u64, u64)>>,
@@ -191,6 +226,9 @@ pub struct Converter {
     /// it a new location is named by its address, to be symbolised at the end (online).
     pub symbols: Option<crate::symbols::Symboliser>,
 }
+
+/// Entries of [`Converter::recent_locs`] (a power of two).
+const RECENT_LOCS: usize = 256;
 
 /// Deepest calling context kept: calls nested deeper share their parent's context.
 const MAX_DEPTH: usize = 1024;
@@ -218,15 +256,24 @@ impl Converter {
         if pc == 0 {
             return LocId::NONE;
         }
-        // Runs of accesses from one instruction (a loop) are common.
-        if self.last_loc.0 == pc {
-            return self.last_loc.1;
+        let i = (pc ^ (pc >> 10)) as usize & (RECENT_LOCS - 1);
+        match self.recent_locs.get(i) {
+            Some(&(p, l)) if p == pc => l,
+            _ => self.loc_slow(pc, i),
         }
-        if let Some(&l) = self.locs.get(&pc) {
-            self.last_loc = (pc, l);
-            return l;
+    }
+
+    #[inline(never)]
+    fn loc_slow(&mut self, pc: u64, i: usize) -> LocId {
+        let l = match self.locs.get(&pc) {
+            Some(&l) => l,
+            None => self.new_loc(pc),
+        };
+        if self.recent_locs.is_empty() {
+            self.recent_locs = vec![(0, LocId::NONE); RECENT_LOCS];
         }
-        self.new_loc(pc)
+        self.recent_locs[i] = (pc, l);
+        l
     }
 
     #[cold]
@@ -318,7 +365,7 @@ impl Converter {
     }
 
     /// A call or return of trace thread `t`: its context changes.
-    fn call(&mut self, t: ThreadId, r: &Rec) {
+    pub fn call(&mut self, t: ThreadId, r: &Rec) {
         let i = t.index();
         if i >= self.stacks.len() {
             self.stacks.resize_with(i + 1, Vec::new);

@@ -63,7 +63,7 @@ use std::path::PathBuf;
 
 use racepred::trace::stacks::{self, StacksWriter};
 use racepred::trace::write::TraceWriter;
-use racepred::trace::{Format, NameKind};
+use racepred::trace::{Event, Format, NameKind};
 
 use crate::buf::{self, Chunk, Kind, SpinGuard, ThreadBuf, CHUNK_RECS};
 use crate::convert::Converter;
@@ -206,6 +206,8 @@ struct Writer {
     seen: *mut ThreadBuf,
     /// The watermark of the last round: every record written had a key below it.
     upto: u64,
+    /// Plain accesses converted and not yet written ([`Writer::write_run`]).
+    batch: Vec<Event>,
 }
 
 impl Writer {
@@ -223,6 +225,7 @@ impl Writer {
             cursors: Vec::new(),
             seen: core::ptr::null_mut(),
             upto: 0,
+            batch: Vec::with_capacity(1024),
         };
         if let Err(e) = w.open() {
             w.error = Some(e);
@@ -340,9 +343,18 @@ impl Writer {
         }
     }
 
-    /// Writes thread `i`'s records while `(key, i) < limit`.
+    /// Writes thread `i`'s records while `(key, i) < limit`. Plain accesses are converted
+    /// into [`Writer::batch`] and written a batch at a time; calls and returns (once the
+    /// stacks file is open) only change the calling context, which is noted for the next
+    /// access; any other record first writes the batch.
     fn write_run(&mut self, i: usize, limit: (u64, usize)) {
         let t = self.conv.thread(self.cursors[i].tid);
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        // After an error the records are consumed unconverted (memory stays bounded).
+        let live = self.error.is_none() && !self.done && self.out.is_some();
+        let mut stacks_open = self.out.as_ref().is_some_and(|o| o.stacks.is_some());
+        let mut ctx = self.conv.context(t);
         loop {
             let c = &mut self.cursors[i];
             if !c.has_next() {
@@ -353,39 +365,97 @@ impl Writer {
                 break;
             }
             c.at += 1;
-            c.advance();
-            if self.error.is_some() || self.done {
-                continue;
+            if c.at == CHUNK_RECS {
+                c.advance();
             }
-            let Some(out) = self.out.as_mut() else {
-                continue;
-            };
-            if r.kind() == Some(Kind::FuncEntry) && out.stacks.is_none() {
-                match std::fs::File::create(stacks::sidecar(&self.path))
-                    .and_then(|f| StacksWriter::new(BufWriter::new(f)))
-                {
-                    Ok(s) => out.stacks = Some(s),
-                    Err(e) => {
-                        self.error = Some(e.into());
+            match r.kind() {
+                Some(Kind::Read | Kind::Write) => {
+                    if !live {
                         continue;
                     }
+                    let Some(ev) = self.conv.convert_as(t, &r) else {
+                        continue;
+                    };
+                    if stacks_open {
+                        // The event's index once the batch is written.
+                        let index = self.events + batch.len() as u64;
+                        if let Some(s) = self.out.as_mut().and_then(|o| o.stacks.as_mut()) {
+                            if let Err(e) = s.event(index, ctx) {
+                                self.error = Some(e.into());
+                            }
+                        }
+                    }
+                    batch.push(ev);
+                    if batch.len() == batch.capacity() {
+                        self.write_batch(&mut batch);
+                    }
+                }
+                Some(Kind::FuncEntry | Kind::FuncExit) if live && stacks_open => {
+                    self.conv.call(t, &r);
+                    ctx = self.conv.context(t);
+                }
+                _ => {
+                    self.write_batch(&mut batch);
+                    self.write_record(t, &r);
+                    stacks_open = self.out.as_ref().is_some_and(|o| o.stacks.is_some());
+                    ctx = self.conv.context(t);
                 }
             }
-            let ctx = self
-                .conv
-                .free_context(t, &r)
-                .unwrap_or_else(|| self.conv.context(t));
-            let events = &mut self.events;
-            let res = self.conv.convert_with(t, &r, |ev, names| {
-                if let Some(s) = out.stacks.as_mut() {
-                    s.event(*events, ctx)?;
+        }
+        self.write_batch(&mut batch);
+        self.batch = batch;
+    }
+
+    /// Writes the plain accesses of `batch` (their calling contexts are noted) and empties
+    /// it.
+    fn write_batch(&mut self, batch: &mut Vec<Event>) {
+        if batch.is_empty() {
+            return;
+        }
+        if self.error.is_none() && !self.done {
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.trace.write_events(batch, &self.conv.names) {
+                    self.error = Some(e);
                 }
-                *events += 1;
-                out.trace.write_event(ev, names, &[], None)
-            });
-            if let Err(e) = res {
-                self.error = Some(e);
+                self.events += batch.len() as u64;
             }
+        }
+        batch.clear();
+    }
+
+    /// Converts and writes one record of trace thread `t` that is not a plain access.
+    fn write_record(&mut self, t: racepred::trace::ThreadId, r: &buf::Rec) {
+        if self.error.is_some() || self.done {
+            return;
+        }
+        let Some(out) = self.out.as_mut() else {
+            return;
+        };
+        if r.kind() == Some(Kind::FuncEntry) && out.stacks.is_none() {
+            match std::fs::File::create(stacks::sidecar(&self.path))
+                .and_then(|f| StacksWriter::new(BufWriter::new(f)))
+            {
+                Ok(s) => out.stacks = Some(s),
+                Err(e) => {
+                    self.error = Some(e.into());
+                    return;
+                }
+            }
+        }
+        let ctx = self
+            .conv
+            .free_context(t, r)
+            .unwrap_or_else(|| self.conv.context(t));
+        let events = &mut self.events;
+        let res = self.conv.convert_with(t, r, |ev, names| {
+            if let Some(s) = out.stacks.as_mut() {
+                s.event(*events, ctx)?;
+            }
+            *events += 1;
+            out.trace.write_event(ev, names, &[], None)
+        });
+        if let Err(e) = res {
+            self.error = Some(e);
         }
     }
 

@@ -146,6 +146,9 @@ fn golden_binary() {
     assert_eq!(sniff(&written), Some(Format::Binary));
     let got = to_std(&mut *open_reader(std::io::Cursor::new(written), None).unwrap()).unwrap();
     assert_eq!(got, expected);
+    // `golden-v1.rpb`: the same trace as the version 1 writer wrote it still reads.
+    let got = to_std(&mut *open(&fixture("golden-v1.rpb")).unwrap()).unwrap();
+    assert_eq!(got, expected);
 }
 
 // -----------------------------------------------------------------------------------------
@@ -574,12 +577,12 @@ fn malformed_binary() {
         &[" byte 0: ", "bad header", "magic"],
     );
     let mut b = good.clone();
-    b[8] = 2;
+    b[8] = 3;
     assert_error(
         "v.rpb",
         &b,
         None,
-        &[" byte 8: ", "bad header", "unsupported version 2"],
+        &[" byte 8: ", "bad header", "unsupported version 3"],
     );
     let mut b = good.clone();
     b[10] = 1;

@@ -1,4 +1,4 @@
-//! racepred's compact binary trace format (`.rpb`), version 1.
+//! racepred's compact binary trace format (`.rpb`), version 2 (version 1 is still read).
 //!
 //! Designed to be written in one streaming pass and read at memory speed with constant
 //! memory. All integers are little-endian.
@@ -6,16 +6,30 @@
 //! ```text
 //! file    = header record* end
 //! header  = "RACEPRED" version:u16 flags:u16 reserved:u32        (16 bytes; flags = 0)
-//! record  = name | block
+//! record  = name | block | values
 //! name    = 'N' kind:u8 len:u32 bytes[len]                       (UTF-8, non-empty)
-//! block   = 'E' bflags:u8 0:u16 count:u32 addr_words:u32          (12 bytes)
-//!           event[count]                                         (16 bytes each)
+//! block   = 'E' bflags:u8 0:u16 count:u32 addr_words:u32 data_len:u32   (16 bytes)
+//!           ctrl:u16[count]                  (one per event)
+//!           data[data_len]                   (the events' fields)
 //!           seq:u64[count]                   if bflags & 1
 //!           addr:u32[addr_words]             (mbegin address sets)
-//! event   = thread:u32 target:u32 loc:u32 op:u8 0:u8 0:u16
+//! ctrl    = op (bits 0–3) | tw << 4 | vw << 6 | lw << 8          (bits 10–15 zero)
+//! values  = 'V' 0:u8 0:u16 len:u32 bytes[len]
 //! end     = 'Z' 0:u8[7] events:u64                               (16 bytes)
 //! ```
 //!
+//! - An event's thread, target and location are each coded as the difference from a
+//!   prediction: the previous event's thread, the previous event's target + 1, the
+//!   previous event's location (before a block's first event: 0, 0 + 1, 0), wrapping
+//!   modulo 2^32, zigzag-mapped (`0, -1, 1, -2` → `0, 1, 2, 3`) and stored in the data in
+//!   0, 1, 2 or 4 bytes (width code 0, 1, 2, 3 in `ctrl`: thread, target, location in
+//!   that order). A thread's run of accesses to consecutive variables from one
+//!   instruction — most of a recorded trace — takes 2 bytes an event; random ids about 7.
+//!   The control words come apart from the data so that a reader finds each event's data
+//!   by adding widths, without waiting for the previous event's decoding.
+//! - Version 1 blocks are `'E' bflags:u8 0:u16 count:u32 addr_words:u32` (12 bytes) and
+//!   `event[count]` of 16 bytes each, `thread:u32 target:u32 loc:u32 op:u8 0:u8 0:u16`,
+//!   in place of `ctrl` and `data`; the rest is as in version 2.
 //! - Name records give the next id of table `kind` (the order of [`NameKind::ALL`]): ids are
 //!   dense in order of appearance, and a name record precedes the first event that uses it.
 //!   The writer appends a record when an event first mentions a name, so it never needs a
@@ -28,8 +42,9 @@
 //! - The end record holds the total number of events, so a file cut at a record boundary is
 //!   still reported as truncated.
 //!
-//! The reader checks everything (record tags, reserved bytes, operation codes, that every id
-//! refers to a name already defined, the event count) and reports problems as
+//! The reader checks everything (record tags, reserved bytes and bits, that every id
+//! refers to a name already defined, that a block's data is exactly what its events use,
+//! the event count) and reports problems as
 //! [`ErrorKind::Truncated`] / [`ErrorKind::BadHeader`] / [`ErrorKind::Syntax`] with the byte
 //! offset; it never panics. It decodes a whole block at a time into a reused `Vec<Event>`,
 //! so `next_event` is an index into a buffer. Memory is bounded by the largest block
@@ -43,8 +58,8 @@ use crate::error::{Error, ErrorKind, Position, Result};
 /// Magic bytes at the start of a binary trace.
 pub const MAGIC: &[u8] = b"RACEPRED";
 
-/// The format version this module writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this module writes; it reads this one and version 1.
+pub const VERSION: u16 = 2;
 
 /// Events per block the writer emits.
 pub const BLOCK_EVENTS: usize = 4096;
@@ -98,6 +113,10 @@ pub struct BinaryReader<R> {
     /// Byte offset of the next unread byte, and of the current block's first event.
     offset: u64,
     block_start: u64,
+    /// Bytes from one event of the current block to the next ([`Shape::stride`]).
+    stride: u64,
+    /// The file's format version (1 or 2).
+    version: u16,
     /// Events in the blocks before the current one.
     base: u64,
     done: bool,
@@ -114,6 +133,9 @@ struct Block {
     /// Address sets of the mbegins: `(event index, start, len)` into `addrs`.
     spans: Vec<(u32, u32, u32)>,
     addrs: Vec<AddrId>,
+    /// Version 2: the block's data followed by 16 zero bytes, so that every event's window
+    /// is read whole (reused).
+    padded: Vec<u8>,
 }
 
 impl<R: Read> BinaryReader<std::io::BufReader<R>> {
@@ -159,10 +181,12 @@ impl<R: BufRead> BinaryReader<R> {
             return Err(truncated(got as u64, "the header"));
         }
         let version = u16::from_le_bytes([head[8], head[9]]);
-        if version != VERSION {
+        if version != 1 && version != VERSION {
             return Err(bad(
                 8,
-                format!("unsupported version {version} (this racepred reads version {VERSION})"),
+                format!(
+                    "unsupported version {version} (this racepred reads versions 1 and {VERSION})"
+                ),
             ));
         }
         let flags = u16::from_le_bytes([head[10], head[11]]);
@@ -184,6 +208,8 @@ impl<R: BufRead> BinaryReader<R> {
             raw: Vec::new(),
             offset: HEADER_LEN,
             block_start: HEADER_LEN,
+            stride: 16,
+            version,
             base: 0,
             done: false,
             values: Vec::new(),
@@ -232,10 +258,7 @@ impl<R: BufRead> BinaryReader<R> {
                     }
                 }
                 TAG_END => {
-                    let mut rest = [0u8; 15];
-                    if read_full(&mut self.rdr, &mut rest, at + 1)? < rest.len() {
-                        return Err(truncated(at, "the end record"));
-                    }
+                    let rest: [u8; 15] = self.record_head(at, "the end record")?;
                     if rest[..7] != [0; 7] {
                         return Err(bad(at, "end record: reserved bytes not zero".into()));
                     }
@@ -267,26 +290,41 @@ impl<R: BufRead> BinaryReader<R> {
         }
     }
 
+    /// The `N` bytes after the tag of the record at `at`, or a truncation error naming the
+    /// record (`what`).
+    fn record_head<const N: usize>(&mut self, at: u64, what: &str) -> Result<[u8; N]> {
+        let mut h = [0u8; N];
+        if read_full(&mut self.rdr, &mut h, at + 1)? < N {
+            return Err(truncated(at, what));
+        }
+        Ok(h)
+    }
+
+    /// The UTF-8 text of `len` bytes (at most `max`) that ends the record at `at` of `head`
+    /// bytes before it, into `self.raw`; the offset moves past the record. `what`: the
+    /// record's kind, for errors.
+    fn read_text(&mut self, at: u64, head: u64, len: u32, max: u32, what: &str) -> Result<()> {
+        if len > max {
+            return Err(bad(at, format!("{what} record: length {len} too large")));
+        }
+        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
+            .map_err(|e| e.unwrap_or_else(|| truncated(at, &format!("a {what} record"))))?;
+        if std::str::from_utf8(&self.raw).is_err() {
+            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + head)));
+        }
+        self.offset = at + head + u64::from(len);
+        Ok(())
+    }
+
     /// A values record: its text is appended to [`BinaryReader::values_text`].
     fn read_values(&mut self, at: u64) -> Result<()> {
-        let mut h = [0u8; 7];
-        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
-            return Err(truncated(at, "a values record"));
-        }
+        let h: [u8; 7] = self.record_head(at, "a values record")?;
         if h[..3] != [0; 3] {
             return Err(bad(at, "values record: reserved bytes not zero".into()));
         }
         let len = u32::from_le_bytes(h[3..7].try_into().expect("4 bytes"));
-        if len > MAX_VALUES_LEN {
-            return Err(bad(at, format!("values record: length {len} too large")));
-        }
-        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
-            .map_err(|e| e.unwrap_or_else(|| truncated(at, "a values record")))?;
-        if std::str::from_utf8(&self.raw).is_err() {
-            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 8)));
-        }
+        self.read_text(at, 8, len, MAX_VALUES_LEN, "values")?;
         self.values.extend_from_slice(&self.raw);
-        self.offset = at + 8 + len as u64;
         Ok(())
     }
 
@@ -297,10 +335,7 @@ impl<R: BufRead> BinaryReader<R> {
     }
 
     fn read_name(&mut self, at: u64) -> Result<()> {
-        let mut h = [0u8; 5];
-        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
-            return Err(truncated(at, "a name record"));
-        }
+        let h: [u8; 5] = self.record_head(at, "a name record")?;
         let Some(kind) = kind_from_code(h[0]) else {
             return Err(bad(at, format!("name record: unknown table {}", h[0])));
         };
@@ -308,14 +343,7 @@ impl<R: BufRead> BinaryReader<R> {
         if len == 0 {
             return Err(Error::new(ErrorKind::EmptyName(kind_what(kind))).at(at_byte(at)));
         }
-        if len > MAX_NAME_LEN {
-            return Err(bad(at, format!("name record: length {len} too large")));
-        }
-        read_exact_growing(&mut self.rdr, &mut self.raw, len as usize)
-            .map_err(|e| e.unwrap_or_else(|| truncated(at, "a name record")))?;
-        if std::str::from_utf8(&self.raw).is_err() {
-            return Err(Error::new(ErrorKind::NonUtf8).at(at_byte(at + 6)));
-        }
+        self.read_text(at, 6, len, MAX_NAME_LEN, "name")?;
         let table = self.names.table_mut(kind);
         let before = table.len();
         let id = table.intern(&self.raw);
@@ -330,13 +358,13 @@ impl<R: BufRead> BinaryReader<R> {
             ));
         }
         self.limits[kind as usize] = table.len() as u32;
-        self.offset = at + 6 + len as u64;
         Ok(())
     }
 
     fn read_block_record(&mut self, at: u64) -> Result<()> {
-        let mut h = [0u8; 11];
-        if read_full(&mut self.rdr, &mut h, at + 1)? < h.len() {
+        let mut h = [0u8; 15];
+        let h_len = if self.version == 1 { 11 } else { 15 };
+        if read_full(&mut self.rdr, &mut h[..h_len], at + 1)? < h_len {
             return Err(truncated(at, "an event block header"));
         }
         let bflags = h[0];
@@ -351,14 +379,23 @@ impl<R: BufRead> BinaryReader<R> {
                 format!("event block: {count} events (at most {MAX_BLOCK_EVENTS})"),
             ));
         }
+        let data_len = u32::from_le_bytes(h[11..15].try_into().expect("4 bytes"));
+        if u64::from(data_len) > 12 * u64::from(count) {
+            return Err(bad(
+                at,
+                format!("event block: {data_len} bytes of data for {count} events"),
+            ));
+        }
         let shape = Shape {
             n: count as usize,
             has_seq: bflags & BLOCK_HAS_SEQ != 0,
             addr_words: addr_words as usize,
+            data_len: (self.version != 1).then_some(data_len as usize),
         };
         let len = shape.len();
-        let payload = at + 12;
+        let payload = at + 1 + h_len as u64;
         self.block_start = payload;
+        self.stride = shape.stride();
         self.offset = payload + len as u64;
         // Decode straight out of the input buffer when the block is inside it (no copy);
         // otherwise collect the payload first.
@@ -397,12 +434,222 @@ struct Shape {
     n: usize,
     has_seq: bool,
     addr_words: usize,
+    /// Version 2: the length of the events' data (after their control words); version 1:
+    /// `None` (16 bytes an event).
+    data_len: Option<usize>,
 }
 
 impl Shape {
-    fn len(self) -> usize {
-        self.n * 16 + if self.has_seq { self.n * 8 } else { 0 } + self.addr_words * 4
+    /// The bytes of the events (control words and data, or version 1's records).
+    fn events_len(self) -> usize {
+        match self.data_len {
+            Some(d) => self.n * 2 + d,
+            None => self.n * 16,
+        }
     }
+
+    /// Bytes from one event's start to the next's (the control words, in version 2).
+    fn stride(self) -> u64 {
+        if self.data_len.is_some() {
+            2
+        } else {
+            16
+        }
+    }
+
+    fn len(self) -> usize {
+        self.events_len() + if self.has_seq { self.n * 8 } else { 0 } + self.addr_words * 4
+    }
+}
+
+/// The id limits of a block's events, arranged so that an event is checked without a
+/// branch: per operation code, `add` 1 if the target may be absent, else 0, and `bound` its
+/// target table's id limit plus `add`, so that one unsigned comparison, `target + add <
+/// bound` (wrapping: an absent target, `u32::MAX`, becomes 0), checks both.
+struct Checks {
+    op_add: [u32; 16],
+    op_bound: [u64; 16],
+    tlim: u32,
+    /// A location is defined or absent: `loc + 1 < limit + 1`, wrapping as above.
+    llim1: u64,
+}
+
+impl Checks {
+    fn new(lim: &[u32; 7]) -> Checks {
+        let mut c = Checks {
+            op_add: [0; 16],
+            op_bound: [0; 16],
+            tlim: lim[NameKind::Thread as usize],
+            llim1: u64::from(lim[NameKind::Loc as usize]) + 1,
+        };
+        for op in Op::ALL {
+            let add = u32::from(op.target_optional());
+            c.op_add[op as usize] = add;
+            c.op_bound[op as usize] = u64::from(lim[op.target_kind() as usize]) + u64::from(add);
+        }
+        c
+    }
+
+    /// Whether an event of operation code `k` (< 16) refers to an undefined name.
+    #[inline(always)]
+    fn bad(&self, thread: u32, target: u32, loc: u32, k: usize) -> bool {
+        (thread >= self.tlim)
+            | (u64::from(loc.wrapping_add(1)) >= self.llim1)
+            | (u64::from(target.wrapping_add(self.op_add[k])) >= self.op_bound[k])
+    }
+}
+
+/// Bytes of each width code of a version 2 event field, and the mask of those bytes.
+const WIDTH: [usize; 4] = [0, 1, 2, 4];
+const MASK: [u32; 4] = [0, 0xff, 0xffff, u32::MAX];
+
+/// Zigzag: 0, -1, 1, -2, … ↔ 0, 1, 2, 3, …
+#[inline(always)]
+fn zigzag(d: u32) -> u32 {
+    (d << 1) ^ ((d as i32 >> 31) as u32)
+}
+
+#[inline(always)]
+fn unzigzag(z: u32) -> u32 {
+    (z >> 1) ^ (z & 1).wrapping_neg()
+}
+
+/// The width code of a zigzagged field: the fewest of 0, 1, 2, 4 bytes that hold it.
+#[inline(always)]
+fn width_code(z: u32) -> u16 {
+    u16::from(z > 0) + u16::from(z > 0xff) + u16::from(z > 0xffff)
+}
+
+/// The decoder of a version 2 block's events. Each event's data starts where the previous
+/// one's widths end, so the position does not wait for the previous event's fields; the
+/// fields are read out of a 16-byte window at that position (zero past the end of the
+/// data).
+struct V2Events<'a> {
+    data: &'a [u8],
+    /// Bytes of data used so far.
+    used: usize,
+    prev: (u32, u32, u32),
+}
+
+impl<'a> V2Events<'a> {
+    /// The block's control words, and a decoder of the data after them.
+    fn new(evs: &'a [u8], n: usize) -> (core::slice::ChunksExact<'a, u8>, V2Events<'a>) {
+        let (ctrl, data) = evs.split_at(2 * n);
+        let d = V2Events {
+            data,
+            used: 0,
+            prev: (0, 0, 0),
+        };
+        (ctrl.chunks_exact(2), d)
+    }
+
+    /// The next event of control word `c` (2 bytes): `(control word, thread, target,
+    /// location)`.
+    #[inline(always)]
+    fn next(&mut self, c: &[u8]) -> (usize, u32, u32, u32) {
+        let (c, (t, v, l), used) = decode_v2(c, self.data, self.used, self.prev);
+        self.used = used;
+        self.prev = (t, v, l);
+        (c, t, v, l)
+    }
+}
+
+/// Where an event's fields are in its data, by its width codes (bits 4–9 of its control
+/// word): their masks, the target's shift within the first 8 bytes, the location's offset,
+/// the bytes used. One lookup an event instead of one per field and property.
+#[derive(Clone, Copy)]
+struct Layout {
+    mt: u32,
+    mv: u32,
+    ml: u32,
+    sv: u32,
+    ol: usize,
+    len: usize,
+}
+
+const LAYOUT: [Layout; 64] = {
+    let mut t = [Layout {
+        mt: 0,
+        mv: 0,
+        ml: 0,
+        sv: 0,
+        ol: 0,
+        len: 0,
+    }; 64];
+    let mut i = 0;
+    while i < 64 {
+        let (tc, vc, lc) = (i & 3, (i >> 2) & 3, i >> 4);
+        t[i] = Layout {
+            mt: MASK[tc],
+            mv: MASK[vc],
+            ml: MASK[lc],
+            sv: 8 * WIDTH[tc] as u32,
+            ol: WIDTH[tc] + WIDTH[vc],
+            len: WIDTH[tc] + WIDTH[vc] + WIDTH[lc],
+        };
+        i += 1;
+    }
+    t
+};
+
+/// One version 2 event: its control word `c` (2 bytes), the block's data (read zero past
+/// its end), the bytes of it used before the event, the previous event's fields. Returns
+/// the control word, the fields and the data used after the event.
+#[inline(always)]
+fn decode_v2(
+    c: &[u8],
+    data: &[u8],
+    used: usize,
+    (t, v, l): (u32, u32, u32),
+) -> (usize, (u32, u32, u32), usize) {
+    let c = usize::from(u16::from_le_bytes([c[0], c[1]]));
+    let lay = LAYOUT[(c >> 4) & 63];
+    // Read in place (a copy of the window on the stack made the location's load wait for
+    // the copy's store to forward).
+    let (w, lw) = match data.get(used..used + 16) {
+        Some(win) => window_words(win.try_into().expect("16 bytes"), lay.ol),
+        None => window_words(&tail_window(data, used), lay.ol),
+    };
+    let t = t.wrapping_add(unzigzag(w as u32 & lay.mt));
+    let v = v
+        .wrapping_add(1)
+        .wrapping_add(unzigzag((w >> lay.sv) as u32 & lay.mv));
+    let l = l.wrapping_add(unzigzag(lw & lay.ml));
+    (c, (t, v, l), used + lay.len)
+}
+
+/// Appends a field's difference from its prediction to `data[..*len]`, zigzagged, in as
+/// few bytes as hold it; returns its width code.
+#[inline(always)]
+fn put_field(data: &mut [u8], len: &mut usize, delta: u32) -> u16 {
+    let z = zigzag(delta);
+    let code = width_code(z);
+    // All four bytes, then the length moved by the width (no loop over bytes).
+    data[*len..*len + 4].copy_from_slice(&z.to_le_bytes());
+    *len += WIDTH[code as usize];
+    code
+}
+
+/// The first 8 bytes of an event's window (thread and target) and the 4 at offset `o` (the
+/// location, at most 8 bytes in).
+#[inline(always)]
+fn window_words(win: &[u8; 16], o: usize) -> (u64, u32) {
+    let o = o.min(12);
+    (
+        u64::from_le_bytes(win[..8].try_into().expect("8 bytes")),
+        u32::from_le_bytes(win[o..o + 4].try_into().expect("4 bytes")),
+    )
+}
+
+/// The last bytes of a block's data from `used` on, zero-padded to 16.
+#[cold]
+#[inline(never)]
+fn tail_window(data: &[u8], used: usize) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    let rest = data.get(used..).unwrap_or(&[]);
+    let k = rest.len().min(16);
+    b[..k].copy_from_slice(&rest[..k]);
+    b
 }
 
 /// Decodes and checks a block payload (`raw.len() == shape.len()`). `start` is the byte
@@ -419,58 +666,64 @@ fn decode_block(
         n,
         has_seq,
         addr_words,
+        ..
     } = shape;
     out.events.clear();
     out.seqs.clear();
     out.spans.clear();
     out.addrs.clear();
-    let (evs, rest) = raw.split_at(n * 16);
-    // Per operation code (low 4 bits): `add` 1 if the target may be absent, else 0, and
-    // `bound` its target table's id limit plus `add`, so that one unsigned comparison,
-    // `target + add < bound` (wrapping: an absent target, `u32::MAX`, becomes 0), checks
-    // both. Codes 14, 15 never pass the `w3 < 14` check (and have bound 0).
-    let mut op_add = [0u32; 16];
-    let mut op_bound = [0u64; 16];
-    let mut ops = [Op::Read; 16];
-    for op in Op::ALL {
-        let add = u32::from(op.target_optional());
-        op_add[op as usize] = add;
-        op_bound[op as usize] = u64::from(lim[op.target_kind() as usize]) + u64::from(add);
-        ops[op as usize] = op;
-    }
-    let tlim = lim[NameKind::Thread as usize];
-    // A location is defined or absent: `loc + 1 < limit + 1`, wrapping as above.
-    let llim1 = u64::from(lim[NameKind::Loc as usize]) + 1;
-    // Branch-free check and decode; find the culprit only if something is wrong. Two words
-    // an event (thread and target; location, operation code and its three zero padding
-    // bytes), appended without first filling the vector.
+    let (evs, rest) = raw.split_at(shape.events_len());
+    let check = Checks::new(lim);
+    // Branch-free check and decode; find the culprit only if something is wrong. Events are
+    // appended without first filling the vector.
     let mut invalid = false;
     let mut n_mbegin = 0usize;
-    out.events.extend(evs.chunks_exact(16).map(|c| {
-        let lo = u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
-        let hi = u64::from_le_bytes(c[8..].try_into().expect("8 bytes"));
-        let (thread, target) = (lo as u32, (lo >> 32) as u32);
-        let (loc, w3) = (hi as u32, (hi >> 32) as u32);
-        let k = (w3 & 15) as usize;
-        invalid |= (w3 >= Op::ALL.len() as u32)
-            | (thread >= tlim)
-            | (u64::from(loc.wrapping_add(1)) >= llim1)
-            | (u64::from(target.wrapping_add(op_add[k])) >= op_bound[k]);
-        n_mbegin += usize::from(w3 == Op::MethodBegin as u32);
-        Event::new(ThreadId(thread), ops[k], target, LocId(loc))
-    }));
+    if shape.data_len.is_none() {
+        // Version 1: two words an event (thread and target; location, operation code and
+        // its three zero padding bytes).
+        out.events.extend(evs.chunks_exact(16).map(|c| {
+            let lo = u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+            let hi = u64::from_le_bytes(c[8..].try_into().expect("8 bytes"));
+            let (thread, target) = (lo as u32, (lo >> 32) as u32);
+            let (loc, w3) = (hi as u32, (hi >> 32) as u32);
+            let k = (w3 & 15) as usize;
+            invalid |= (w3 >= Op::ALL.len() as u32) | check.bad(thread, target, loc, k);
+            n_mbegin += usize::from(w3 == Op::MethodBegin as u32);
+            Event::new(ThreadId(thread), Op::ALL[k], target, LocId(loc))
+        }));
+    } else {
+        // A plain loop over the filled vector: with the decoder's state captured by a
+        // closure (`extend`), that state went through memory at every event.
+        let (ctrl, data) = evs.split_at(2 * n);
+        let mut padded = std::mem::take(&mut out.padded);
+        padded.clear();
+        padded.extend_from_slice(data);
+        padded.extend_from_slice(&[0; 16]);
+        let mut used = 0usize;
+        let mut prev = (0u32, 0u32, 0u32);
+        let mut reserved = 0usize;
+        let mut bad = false;
+        let mut mbegins = 0usize;
+        out.events
+            .resize(n, Event::new(ThreadId(0), Op::Read, 0, LocId(0)));
+        for (ev, c) in out.events.iter_mut().zip(ctrl.chunks_exact(2)) {
+            let (c, (thread, target, loc), u) = decode_v2(c, &padded, used, prev);
+            used = u;
+            prev = (thread, target, loc);
+            reserved |= c;
+            let k = c & 15;
+            bad |= check.bad(thread, target, loc, k);
+            mbegins += usize::from(k == Op::MethodBegin as usize);
+            *ev = Event::new(ThreadId(thread), Op::ALL[k], target, LocId(loc));
+        }
+        invalid = bad;
+        n_mbegin = mbegins;
+        out.padded = padded;
+        invalid |= (reserved >> 10 != 0) | (used != data.len());
+    }
     if invalid {
         out.events.clear();
-        let (i, c) = evs
-            .chunks_exact(16)
-            .enumerate()
-            .find(|(_, c)| !event_ok(c, lim))
-            .expect("a bad event exists");
-        return Err(bad_event(c, lim).at(Position {
-            line: 0,
-            byte: start + 16 * i as u64,
-            event: Some(base + i as u64),
-        }));
+        return Err(first_bad_event(evs, shape, lim, start, base));
     }
     let (seqs, addr) = rest.split_at(if has_seq { n * 8 } else { 0 });
     if has_seq {
@@ -486,7 +739,7 @@ fn decode_block(
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .enumerate();
         let addr_lim = lim[NameKind::Addr as usize];
-        let addr_at = start + (n * 16) as u64 + (seqs.len() as u64);
+        let addr_at = start + shape.events_len() as u64 + (seqs.len() as u64);
         for (i, ev) in out.events.iter().enumerate() {
             if ev.op != Op::MethodBegin {
                 continue;
@@ -525,6 +778,51 @@ fn decode_block(
         }
     }
     Ok(())
+}
+
+/// The error for a block whose events `decode_block` found wrong: the first bad event, or
+/// (version 2) data of another length than the events use.
+#[cold]
+#[inline(never)]
+fn first_bad_event(evs: &[u8], shape: Shape, lim: &[u32; 7], start: u64, base: u64) -> Error {
+    let at = |i: usize| Position {
+        line: 0,
+        byte: start + shape.stride() * i as u64,
+        event: Some(base + i as u64),
+    };
+    if shape.data_len.is_none() {
+        let (i, c) = evs
+            .chunks_exact(16)
+            .enumerate()
+            .find(|(_, c)| !event_ok(c, lim))
+            .expect("a bad event exists");
+        return bad_event(c, lim).at(at(i));
+    }
+    let (ctrl, mut it) = V2Events::new(evs, shape.n);
+    for (i, c) in ctrl.enumerate() {
+        let (c, thread, target, loc) = it.next(c);
+        if c >> 10 != 0 {
+            return Error::syntax(format!("event control word {c:#06x}: bits 10-15 not zero"))
+                .at(at(i));
+        }
+        // The fields as a version 1 event, for the version 1 checks and messages.
+        let mut v1 = [0u8; 16];
+        v1[0..4].copy_from_slice(&thread.to_le_bytes());
+        v1[4..8].copy_from_slice(&target.to_le_bytes());
+        v1[8..12].copy_from_slice(&loc.to_le_bytes());
+        v1[12] = (c & 15) as u8;
+        if !event_ok(&v1, lim) {
+            return bad_event(&v1, lim).at(at(i));
+        }
+    }
+    bad(
+        start + 2 * shape.n as u64,
+        format!(
+            "event block: its events use {} bytes of data, the block holds {}",
+            it.used,
+            it.data.len()
+        ),
+    )
 }
 
 /// The slow, obvious form of the checks in `decode_block`.
@@ -674,7 +972,7 @@ impl<R: BufRead> EventSource for BinaryReader<R> {
         let returned = self.base + self.next as u64;
         Position {
             line: 0,
-            byte: self.block_start + 16 * (self.next.saturating_sub(1)) as u64,
+            byte: self.block_start + self.stride * (self.next.saturating_sub(1)) as u64,
             event: returned.checked_sub(1),
         }
     }
@@ -734,7 +1032,12 @@ pub struct BinaryWriter<W: Write> {
     /// Per table: source id → written id (`u32::MAX` = not written yet).
     map: [Vec<u32>; 7],
     defined: [u32; 7],
-    block: Vec<u8>,
+    /// The block's control words (`count` of them) and data (`data_len` bytes, then room
+    /// for a field's four bytes), and the last event's fields (the next one's prediction).
+    ctrl: Box<[u16]>,
+    data: Box<[u8]>,
+    data_len: usize,
+    prev: (u32, u32, u32),
     seqs: Vec<u64>,
     any_seq: bool,
     addr_words: Vec<u32>,
@@ -749,8 +1052,11 @@ impl<W: Write> BinaryWriter<W> {
             out,
             map: Default::default(),
             defined: [0; 7],
-            block: Vec::with_capacity(BLOCK_EVENTS * 16),
-            seqs: Vec::with_capacity(BLOCK_EVENTS),
+            ctrl: vec![0; BLOCK_EVENTS].into(),
+            data: vec![0; BLOCK_EVENTS * 12 + 4].into(),
+            data_len: 0,
+            prev: (0, 0, 0),
+            seqs: Vec::new(),
             any_seq: false,
             addr_words: Vec::new(),
             count: 0,
@@ -812,8 +1118,15 @@ impl<W: Write> BinaryWriter<W> {
         Ok(new)
     }
 
+    /// Appends events without side data (no `mbegin` address set, no access number), as
+    /// [`write_event`](Self::write_event) does one at a time (inlined into one loop).
+    pub fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
+        evs.iter()
+            .try_for_each(|ev| self.write_event(ev, names, &[], None))
+    }
+
     /// Appends one event.
-    #[inline]
+    #[inline(always)]
     pub fn write_event(
         &mut self,
         ev: &Event,
@@ -844,14 +1157,26 @@ impl<W: Write> BinaryWriter<W> {
             }
             debug_assert_eq!(self.addr_words.len(), k + 1 + addresses.len());
         }
-        let mut rec = [0u8; 16];
-        rec[0..4].copy_from_slice(&thread.to_le_bytes());
-        rec[4..8].copy_from_slice(&target.to_le_bytes());
-        rec[8..12].copy_from_slice(&loc.to_le_bytes());
-        rec[12] = ev.op as u8;
-        self.block.extend_from_slice(&rec);
-        self.seqs.push(seq.unwrap_or(NO_SEQ));
-        self.any_seq |= seq.is_some();
+        let (t, v, l) = self.prev;
+        // The data's length in a local across the three fields (through `self`, each
+        // field's store and the next one's load made a chain).
+        let mut len = self.data_len;
+        let data = &mut self.data[..];
+        let c = ev.op as u16
+            | put_field(data, &mut len, thread.wrapping_sub(t)) << 4
+            | put_field(data, &mut len, target.wrapping_sub(v.wrapping_add(1))) << 6
+            | put_field(data, &mut len, loc.wrapping_sub(l)) << 8;
+        self.data_len = len;
+        self.ctrl[self.count] = c;
+        self.prev = (thread, target, loc);
+        // Access numbers only once one is given (the block's earlier events have none).
+        if seq.is_some() && !self.any_seq {
+            self.any_seq = true;
+            self.seqs.resize(self.count, NO_SEQ);
+        }
+        if self.any_seq {
+            self.seqs.push(seq.unwrap_or(NO_SEQ));
+        }
         self.count += 1;
         self.total += 1;
         if self.count == BLOCK_EVENTS {
@@ -864,13 +1189,19 @@ impl<W: Write> BinaryWriter<W> {
         if self.count == 0 {
             return Ok(());
         }
-        let mut h = [0u8; 12];
+        let mut h = [0u8; 16];
         h[0] = TAG_BLOCK;
         h[1] = if self.any_seq { BLOCK_HAS_SEQ } else { 0 };
         h[4..8].copy_from_slice(&(self.count as u32).to_le_bytes());
         h[8..12].copy_from_slice(&(self.addr_words.len() as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&(self.data_len as u32).to_le_bytes());
         self.out.write_all(&h)?;
-        self.out.write_all(&self.block)?;
+        let mut ctrl = [0u8; 2 * BLOCK_EVENTS];
+        for (b, c) in ctrl.chunks_exact_mut(2).zip(&self.ctrl[..self.count]) {
+            b.copy_from_slice(&c.to_le_bytes());
+        }
+        self.out.write_all(&ctrl[..2 * self.count])?;
+        self.out.write_all(&self.data[..self.data_len])?;
         if self.any_seq {
             let mut b = Vec::with_capacity(self.seqs.len() * 8);
             for s in &self.seqs {
@@ -885,7 +1216,8 @@ impl<W: Write> BinaryWriter<W> {
             }
             self.out.write_all(&b)?;
         }
-        self.block.clear();
+        self.data_len = 0;
+        self.prev = (0, 0, 0);
         self.seqs.clear();
         self.addr_words.clear();
         self.any_seq = false;
@@ -1101,7 +1433,160 @@ mod tests {
         assert!(e.to_string().contains("byte 8"), "{e}");
     }
 
+    /// A version 1 file (the format before the compact events): `encode`'s events and names
+    /// written the version 1 way.
+    fn encode_v1(t: &Trace) -> Vec<u8> {
+        let mut b = b"RACEPRED\x01\0\0\0\0\0\0\0".to_vec();
+        for (kind, table) in NameKind::ALL.iter().map(|&k| (k, t.names.table(k))) {
+            assert!(table.is_empty() || kind == NameKind::Thread || kind == NameKind::Var);
+        }
+        let mut defined = [0u32; 2];
+        let mut name = |b: &mut Vec<u8>, kind: NameKind, id: u32| {
+            while defined[kind as usize] <= id {
+                let n = t.names.table(kind).name(defined[kind as usize]);
+                b.extend_from_slice(&[TAG_NAME, kind as u8]);
+                b.extend_from_slice(&(n.len() as u32).to_le_bytes());
+                b.extend_from_slice(n.as_bytes());
+                defined[kind as usize] += 1;
+            }
+        };
+        for chunk in t.events.chunks(3) {
+            for ev in chunk {
+                name(&mut b, NameKind::Thread, ev.thread.0);
+                name(&mut b, NameKind::Var, ev.target);
+            }
+            b.extend_from_slice(&[TAG_BLOCK, 0, 0, 0]);
+            b.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+            b.extend_from_slice(&[0; 4]);
+            for ev in chunk {
+                b.extend_from_slice(&ev.thread.0.to_le_bytes());
+                b.extend_from_slice(&ev.target.to_le_bytes());
+                b.extend_from_slice(&ev.loc.0.to_le_bytes());
+                b.extend_from_slice(&[ev.op as u8, 0, 0, 0]);
+            }
+        }
+        b.extend_from_slice(&[TAG_END, 0, 0, 0, 0, 0, 0, 0]);
+        b.extend_from_slice(&(t.len() as u64).to_le_bytes());
+        b
+    }
+
+    /// Version 1 files still read, with their events' byte offsets in errors.
+    #[test]
+    fn version_1_reads() {
+        let t = Trace::from_events((0..10u32).map(|i| Event::write(i % 2, i % 4)).collect());
+        let b = encode_v1(&t);
+        let u = decode(&b).unwrap();
+        assert_eq!(u.events, t.events);
+        assert_eq!(
+            u.names.vars.iter().collect::<Vec<_>>(),
+            ["V0", "V1", "V2", "V3"]
+        );
+        let mut r = BinaryReader::from_buf_read(&b[..]).unwrap();
+        r.next_event().unwrap();
+        r.next_event().unwrap();
+        let first = 16 + b[16..].iter().position(|&c| c == TAG_BLOCK).unwrap() as u64 + 12;
+        assert_eq!(r.position().byte, first + 16);
+    }
+
+    #[test]
+    fn zigzag_round_trips() {
+        for d in [
+            0u32,
+            1,
+            2,
+            u32::MAX,
+            u32::MAX - 1,
+            1 << 31,
+            (1 << 31) - 1,
+            0x80,
+            0xffff,
+        ] {
+            assert_eq!(unzigzag(zigzag(d)), d);
+        }
+        assert_eq!([0, u32::MAX, 1, u32::MAX - 1].map(zigzag), [0, 1, 2, 3]);
+        assert_eq!(
+            [0, 1, 0xff, 0x100, 0xffff, 0x10000].map(width_code),
+            [0, 1, 1, 2, 2, 3]
+        );
+    }
+
+    /// A version 2 block whose data is longer or shorter than its events use, or whose
+    /// control words have reserved bits set, is an error at the right byte.
+    #[test]
+    fn version_2_block_errors() {
+        let t = Trace::from_events(vec![Event::write(0, 0), Event::read(0, 1)]);
+        let b = encode(&t);
+        let blk = 16 + b[16..].iter().position(|&c| c == TAG_BLOCK).unwrap();
+        let data_len = blk + 12;
+        // The first event's target (0, predicted 1) and location (none, predicted 0) take a
+        // byte each; the second is predicted exactly.
+        assert_eq!(b[data_len], 2);
+        // Reserved control bits of the second event.
+        let mut c = b.clone();
+        c[blk + 16 + 3] = 0x80;
+        let e = decode(&c).unwrap_err().to_string();
+        assert!(e.contains("bits 10-15 not zero"), "{e}");
+        assert!(e.contains(&format!("byte {}", blk + 16 + 2)), "{e}");
+        // A width claiming data the block does not hold.
+        let mut c = b.clone();
+        c[blk + 16 + 1] |= 0x03; // the first event's location in 4 bytes
+        let e = decode(&c).unwrap_err().to_string();
+        assert!(e.contains("bytes of data"), "{e}");
+    }
+
     proptest::proptest! {
+        /// Any ids, including absent ones and jumps of every width, round-trip through the
+        /// compact events, with and without access numbers.
+        #[test]
+        fn compact_events_round_trip(
+            events in proptest::collection::vec(
+                (0u32..3, proptest::sample::select(vec![0u32, 1, 2, 255, 256, 70_000, u32::MAX]),
+                 0usize..3, 0u8..4, proptest::option::of(0u64..5)),
+                0..300),
+        ) {
+            let mut names = Names::new();
+            for i in 0..3 {
+                names.threads.intern(format!("T{i}").as_bytes());
+            }
+            let mut w = BinaryWriter::new(Vec::new());
+            let mut want = Vec::new();
+            let mut seqs = Vec::new();
+            for &(thread, jump, loc, op, seq) in &events {
+                // A variable id: consecutive, repeated or jumping (by name, as the writer
+                // renumbers in order of first use).
+                let v = names.vars.intern(format!("v{jump}").as_bytes());
+                let loc = match loc {
+                    0 => LocId::NONE,
+                    k => LocId(names.locs.intern(format!("l{}", k + jump as usize % 5).as_bytes())),
+                };
+                let op = [Op::Read, Op::Write, Op::Begin, Op::End][op as usize];
+                let target = if matches!(op, Op::Begin | Op::End) && jump == 0 { u32::MAX } else { v };
+                let target = if matches!(op, Op::Begin | Op::End) && target != u32::MAX {
+                    names.methods.intern(format!("m{jump}").as_bytes())
+                } else {
+                    target
+                };
+                let ev = Event::new(ThreadId(thread), op, target, loc);
+                w.write_event(&ev, &names, &[], seq).unwrap();
+                want.push(ev);
+                seqs.push(seq);
+            }
+            let b = w.finish().unwrap();
+            let mut r = BinaryReader::from_buf_read(&b[..]).unwrap();
+            let mut i = 0;
+            while let Some(ev) = r.next_event().unwrap() {
+                let src = &want[i];
+                let name = |k: NameKind, id: u32, n: &Names| (id != u32::MAX).then(|| n.table(k).name(id).to_string());
+                proptest::prop_assert_eq!(ev.op, src.op);
+                proptest::prop_assert_eq!(name(NameKind::Thread, ev.thread.0, r.names()), name(NameKind::Thread, src.thread.0, &names));
+                proptest::prop_assert_eq!(name(ev.op.target_kind(), ev.target, r.names()), name(src.op.target_kind(), src.target, &names));
+                proptest::prop_assert_eq!(name(NameKind::Loc, ev.loc.0, r.names()), name(NameKind::Loc, src.loc.0, &names));
+                proptest::prop_assert_eq!(r.seq(), seqs[i]);
+                i += 1;
+            }
+            proptest::prop_assert_eq!(i, want.len());
+        }
+
         /// `decode_block`'s word-wise checks accept a block exactly when the obvious
         /// per-field checks (`event_ok`) accept every event: ids at, below and above each
         /// table's limit, absent targets and locations, every operation code and padding.
@@ -1144,7 +1629,7 @@ mod tests {
                 raw.push(op);
                 raw.extend_from_slice(&pad);
             }
-            let shape = Shape { n: events.len(), has_seq: false, addr_words: 0 };
+            let shape = Shape { n: events.len(), has_seq: false, addr_words: 0, data_len: None };
             let mut out = Block::default();
             let ok = raw.chunks_exact(16).all(|c| event_ok(c, &lim));
             let mbegins = raw.chunks_exact(16).any(|c| c[12] == Op::MethodBegin as u8);

@@ -809,12 +809,17 @@ mod tests {
         use crate::trace::write;
         let d = std::env::temp_dir().join(format!("racepred-mmap-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        // 300 000 events: about 4.8 MB in binary, so the mapping releases pages twice.
-        let t = Generator::trace(GenConfig {
-            events: 300_000,
-            ..GenConfig::default()
-        });
+        // 300 000 events as text; 1 200 000 in binary, about 5 MB, so that the mapping
+        // releases pages twice.
+        let trace = |events| {
+            Generator::trace(GenConfig {
+                events,
+                ..GenConfig::default()
+            })
+        };
+        let (t, text) = (trace(1_200_000), trace(300_000));
         for name in ["m.rpb", "m.std", "m.std.gz"] {
+            let t = if name == "m.rpb" { &t } else { &text };
             let p = d.join(name);
             let mut w = write::create(&p, Format::from_path(&p).unwrap()).unwrap();
             for ev in &t.events {

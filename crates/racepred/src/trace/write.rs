@@ -187,6 +187,9 @@ impl<W: Write> TraceWriter for BinaryWriter<W> {
     ) -> Result<()> {
         BinaryWriter::write_event(self, ev, names, addresses, seq)
     }
+    fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
+        BinaryWriter::write_events(self, evs, names)
+    }
     fn finish(self: Box<Self>) -> Result<()> {
         BinaryWriter::finish(*self).map(drop)
     }
@@ -312,6 +315,15 @@ impl TraceWriter for FileWriter {
             FileWriterInner::Std(w) => w.write_event(ev, names, addresses),
             FileWriterInner::Bin(w) => w.write_event(ev, names, addresses, seq),
             FileWriterInner::Text(w) => w.write_event(ev, names, seq),
+        }
+    }
+    fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
+        match &mut self.inner {
+            FileWriterInner::Bin(w) => w.write_events(evs, names),
+            FileWriterInner::Std(w) => evs.iter().try_for_each(|ev| w.write_event(ev, names, &[])),
+            FileWriterInner::Text(w) => {
+                evs.iter().try_for_each(|ev| w.write_event(ev, names, None))
+            }
         }
     }
     fn write_values(&mut self, text: &str) -> Result<()> {

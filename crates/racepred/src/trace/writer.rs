@@ -18,6 +18,13 @@ pub trait TraceWriter {
         seq: Option<u64>,
     ) -> Result<()>;
 
+    /// Appends events without side data (no `mbegin` address set, no access number): what
+    /// `write_event` does for each, in one call (a writer may do it faster).
+    fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
+        evs.iter()
+            .try_for_each(|ev| self.write_event(ev, names, &[], None))
+    }
+
     /// Appends the values of a value trace ([`super::values::ValueTrace::values_record`])
     /// after the events written so far. Only the binary format holds them this way (STD
     /// writes them inline); the default is an error.
