@@ -452,7 +452,7 @@ impl Writer {
                 s.event(*events, ctx)?;
             }
             *events += 1;
-            out.trace.write_event(ev, names, &[], None)
+            out.trace.write_event(ev, names, Default::default())
         });
         if let Err(e) = res {
             self.error = Some(e);
@@ -535,7 +535,7 @@ impl Writer {
             if !ev.loc.is_none() {
                 ev.loc.0 = map(NameKind::Loc, ev.loc.0);
             }
-            out.trace.write_event(&ev, names, &[], None)?;
+            out.trace.write_event(&ev, names, Default::default())?;
             copied += 1;
         }
         if had_stacks {

@@ -746,7 +746,7 @@ fn std_writer_refuses_names_it_cannot_write() {
             _ => ev.loc = LocId(id),
         }
         let mut w = StdWriter::new(Vec::new());
-        let e = TraceWriter::write_event(&mut w, &ev, &names, &[], None).unwrap_err();
+        let e = TraceWriter::write_event(&mut w, &ev, &names, Default::default()).unwrap_err();
         assert!(
             e.to_string().contains("cannot be written in STD"),
             "{bad:?}: {e}"

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use racepred::trace::validate::Validator;
+use racepred::trace::write::Extras;
 use racepred::trace::{self, EventSource, Format, Op};
 
 use super::*;
@@ -38,12 +39,7 @@ fn copy_validated(
         if drop_value_ops && ev.op.is_value_op() {
             continue;
         }
-        let addrs = if ev.op == Op::MethodBegin {
-            src.addresses()
-        } else {
-            &[]
-        };
-        dst.write_event(&ev, src.names(), addrs, src.seq())
+        dst.write_event(&ev, src.names(), Extras::of(src, &ev))
             .map_err(|e| e.at(src.position()))?;
         n += 1;
         if n & ((1 << 20) - 1) == 0 {

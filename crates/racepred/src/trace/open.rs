@@ -823,7 +823,7 @@ mod tests {
             let p = d.join(name);
             let mut w = write::create(&p, Format::from_path(&p).unwrap()).unwrap();
             for ev in &t.events {
-                w.write_event(ev, &t.names, &[], None).unwrap();
+                w.write_event(ev, &t.names, Default::default()).unwrap();
             }
             w.finish().unwrap();
             let len = std::fs::metadata(&p).unwrap().len();

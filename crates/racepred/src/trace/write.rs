@@ -25,7 +25,7 @@ use super::binary::BinaryWriter;
 use super::open::{Compression, Format};
 pub use super::write_formats::{FormatWriter, TextFormat};
 use super::writer::checked_name;
-pub use super::writer::{copy, TraceWriter};
+pub use super::writer::{copy, Extras, TraceWriter};
 use super::{AddrId, Event, NameKind, Names, Op};
 use crate::error::{Error, Result};
 
@@ -163,14 +163,8 @@ fn check_std_name(name: &str, role: Role) -> Result<()> {
 }
 
 impl<W: Write> TraceWriter for StdWriter<W> {
-    fn write_event(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        _seq: Option<u64>,
-    ) -> Result<()> {
-        StdWriter::write_event(self, ev, names, addresses)
+    fn write_event(&mut self, ev: &Event, names: &Names, x: Extras<'_>) -> Result<()> {
+        StdWriter::write_event(self, ev, names, x.addresses)
     }
     fn finish(self: Box<Self>) -> Result<()> {
         StdWriter::finish(*self).map(drop)
@@ -178,14 +172,8 @@ impl<W: Write> TraceWriter for StdWriter<W> {
 }
 
 impl<W: Write> TraceWriter for BinaryWriter<W> {
-    fn write_event(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        seq: Option<u64>,
-    ) -> Result<()> {
-        BinaryWriter::write_event(self, ev, names, addresses, seq)
+    fn write_event(&mut self, ev: &Event, names: &Names, x: Extras<'_>) -> Result<()> {
+        BinaryWriter::write_event(self, ev, names, x.addresses, x.seq)
     }
     fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
         BinaryWriter::write_events(self, evs, names)
@@ -304,13 +292,8 @@ pub struct FileWriter {
 
 impl TraceWriter for FileWriter {
     #[inline]
-    fn write_event(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        seq: Option<u64>,
-    ) -> Result<()> {
+    fn write_event(&mut self, ev: &Event, names: &Names, x: Extras<'_>) -> Result<()> {
+        let (addresses, seq) = (x.addresses, x.seq);
         match &mut self.inner {
             FileWriterInner::Std(w) => w.write_event(ev, names, addresses),
             FileWriterInner::Bin(w) => w.write_event(ev, names, addresses, seq),

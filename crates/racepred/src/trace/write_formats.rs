@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{AddrId, Event, NameKind, Names, Op};
+use super::{Event, NameKind, Names, Op};
 use crate::error::{Error, Result};
 
 /// Which of the three formats a [`FormatWriter`] writes.
@@ -297,10 +297,9 @@ impl<W: Write> super::writer::TraceWriter for FormatWriter<W> {
         &mut self,
         ev: &Event,
         names: &Names,
-        _addresses: &[AddrId],
-        seq: Option<u64>,
+        x: super::writer::Extras<'_>,
     ) -> Result<()> {
-        FormatWriter::write_event(self, ev, names, seq)
+        FormatWriter::write_event(self, ev, names, x.seq)
     }
     fn finish(self: Box<Self>) -> Result<()> {
         FormatWriter::finish(*self).map(drop)

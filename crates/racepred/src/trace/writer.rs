@@ -6,23 +6,37 @@
 use super::{AddrId, Event, EventSource, NameKind, Names, Op};
 use crate::error::{Error, ErrorKind, Result};
 
+/// What an event carries beside itself: the address set of an `mbegin` (empty otherwise)
+/// and its global access number, if any.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Extras<'a> {
+    pub addresses: &'a [AddrId],
+    pub seq: Option<u64>,
+}
+
+impl<'a> Extras<'a> {
+    /// What `src` says beside `ev`, the event it just gave.
+    pub fn of(src: &'a dyn EventSource, ev: &Event) -> Extras<'a> {
+        Extras {
+            addresses: match ev.op {
+                Op::MethodBegin => src.addresses(),
+                _ => &[],
+            },
+            seq: src.seq(),
+        }
+    }
+}
+
 /// A sink for events.
 pub trait TraceWriter {
-    /// Appends one event; `names` are the source's name tables, `addresses` the address set
-    /// of an `mbegin` (ignored otherwise), `seq` its global access number if any.
-    fn write_event(
-        &mut self,
-        ev: &Event,
-        names: &Names,
-        addresses: &[AddrId],
-        seq: Option<u64>,
-    ) -> Result<()>;
+    /// Appends one event; `names` are the source's name tables.
+    fn write_event(&mut self, ev: &Event, names: &Names, extras: Extras<'_>) -> Result<()>;
 
     /// Appends events without side data (no `mbegin` address set, no access number): what
     /// `write_event` does for each, in one call (a writer may do it faster).
     fn write_events(&mut self, evs: &[Event], names: &Names) -> Result<()> {
         evs.iter()
-            .try_for_each(|ev| self.write_event(ev, names, &[], None))
+            .try_for_each(|ev| self.write_event(ev, names, Extras::default()))
     }
 
     /// Appends the values of a value trace ([`super::values::ValueTrace::values_record`])
@@ -42,12 +56,7 @@ pub trait TraceWriter {
 pub fn copy(src: &mut dyn EventSource, dst: &mut dyn TraceWriter) -> Result<u64> {
     let mut n = 0u64;
     while let Some(ev) = src.next_event()? {
-        let addrs = if ev.op == Op::MethodBegin {
-            src.addresses()
-        } else {
-            &[]
-        };
-        dst.write_event(&ev, src.names(), addrs, src.seq())
+        dst.write_event(&ev, src.names(), Extras::of(src, &ev))
             .map_err(|e| match e.kind() {
                 // A name the output cannot hold: say which input event has it.
                 ErrorKind::Invalid(_) => e.at(src.position()),
