@@ -22,15 +22,8 @@
 
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RUNS=3
-if [ "${1:-}" = "-n" ]; then
-    RUNS=$2
-    shift 2
-fi
-W=${1:-$ROOT/target/bench-record}
-mkdir -p "$W"
-W=$(cd "$W" && pwd)
-RACEPRED=${RACEPRED:-$ROOT/target/release/racepred}
+. "$ROOT/bench/common.sh"
+bench_setup bench-record "$@"
 if [ ! -x "$RACEPRED" ] || [ ! -f "$(dirname "$RACEPRED")/libracepred_rt.so" ]; then
     (cd "$ROOT" && cargo build --release -q) || exit 1
 fi

@@ -15,15 +15,9 @@
 
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RUNS=3
-if [ "${1:-}" = "-n" ]; then
-    RUNS=$2
-    shift 2
-fi
-W=${1:-$ROOT/target/bench-record-java}
+. "$ROOT/bench/common.sh"
+bench_setup bench-record-java "$@"
 mkdir -p "$W/classes"
-W=$(cd "$W" && pwd)
-RACEPRED=${RACEPRED:-$ROOT/target/release/racepred}
 if [ ! -x "$RACEPRED" ]; then
     (cd "$ROOT" && cargo build --release -q -p racepred-cli) || exit 1
 fi
