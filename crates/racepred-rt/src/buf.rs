@@ -943,3 +943,34 @@ impl Private {
         (self.relaxed_loads, n)
     }
 }
+
+/// `locked_state!(Guard: STATE of T)`: a static `STATE` holding an `Option<T>` that is
+/// reached only through `Guard` (a type whose values exist only while they hold the lock
+/// that protects `STATE`), and `Guard`'s `Deref` / `DerefMut` to it.
+macro_rules! locked_state {
+    ($guard:ident: $state:ident of $t:ty) => {
+        /// The state: reached only through its guard.
+        struct Slot(core::cell::UnsafeCell<Option<$t>>);
+        // SAFETY: the state inside is reached only through the guard, which holds the lock:
+        // one thread at a time.
+        unsafe impl Sync for Slot {}
+        static $state: Slot = Slot(core::cell::UnsafeCell::new(None));
+
+        impl core::ops::Deref for $guard {
+            type Target = Option<$t>;
+            fn deref(&self) -> &Option<$t> {
+                // SAFETY: the lock is held by this guard: no other reference to the state
+                // exists while the one returned (bounded by the guard's borrow) lives.
+                unsafe { &*$state.0.get() }
+            }
+        }
+
+        impl core::ops::DerefMut for $guard {
+            fn deref_mut(&mut self) -> &mut Option<$t> {
+                // SAFETY: as for `deref`, and `&mut self` makes this the only one.
+                unsafe { &mut *$state.0.get() }
+            }
+        }
+    };
+}
+pub(crate) use locked_state;

@@ -60,7 +60,6 @@
 //! then drops the state unread.
 //!
 
-use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::ffi::CStr;
 use std::path::Path;
@@ -463,12 +462,7 @@ fn forget(addr: u64, size: u64) {
     }
 }
 
-/// The analysis's state: reached only through [`Locked`].
-struct Slot(UnsafeCell<Option<State>>);
-// SAFETY: the state inside is reached only through `Locked`, which holds `LOCK`: one
-// thread at a time.
-unsafe impl Sync for Slot {}
-static STATE: Slot = Slot(UnsafeCell::new(None));
+buf::locked_state!(Locked: STATE of State);
 
 /// A hold of [`LOCK`], released when dropped.
 pub struct Hold(());
@@ -521,22 +515,6 @@ struct Locked {
 impl Locked {
     fn new() -> Locked {
         Locked { _hold: lock() }
-    }
-}
-
-impl core::ops::Deref for Locked {
-    type Target = Option<State>;
-    fn deref(&self) -> &Option<State> {
-        // SAFETY: `LOCK` is held by this guard: no other reference to the state exists
-        // while the one returned (bounded by the guard's borrow) lives.
-        unsafe { &*STATE.0.get() }
-    }
-}
-
-impl core::ops::DerefMut for Locked {
-    fn deref_mut(&mut self) -> &mut Option<State> {
-        // SAFETY: as for `deref`, and `&mut self` makes this the only one.
-        unsafe { &mut *STATE.0.get() }
     }
 }
 

@@ -56,7 +56,6 @@
 //! inside the runtime (`busy`), so the hooks its allocations reach only forward, and no
 //! hook waits for the writer lock while holding an allocator lock.
 
-use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::io::{BufRead, BufWriter};
 use std::path::PathBuf;
@@ -73,12 +72,7 @@ pub const BACKLOG: usize = 4;
 
 static LOCK: AtomicBool = AtomicBool::new(false);
 
-/// The writer's state: reached only through [`Locked`].
-struct Slot(UnsafeCell<Option<Writer>>);
-// SAFETY: the state inside is reached only through `Locked`, which holds `LOCK`: one
-// thread at a time.
-unsafe impl Sync for Slot {}
-static STATE: Slot = Slot(UnsafeCell::new(None));
+buf::locked_state!(Locked: STATE of Writer);
 
 unsafe extern "C" {
     fn pthread_setcancelstate(state: libc::c_int, old: *mut libc::c_int) -> libc::c_int;
@@ -117,22 +111,6 @@ impl Drop for Locked {
         // SAFETY: restores the state `held` found; the old-state pointer may be null.
         unsafe { pthread_setcancelstate(self.cancel, core::ptr::null_mut()) };
         buf::TLS.with(|t| t.writing.set(false));
-    }
-}
-
-impl core::ops::Deref for Locked {
-    type Target = Option<Writer>;
-    fn deref(&self) -> &Option<Writer> {
-        // SAFETY: `LOCK` is held by this guard: no other reference to the state exists
-        // while the one returned (bounded by the guard's borrow) lives.
-        unsafe { &*STATE.0.get() }
-    }
-}
-
-impl core::ops::DerefMut for Locked {
-    fn deref_mut(&mut self) -> &mut Option<Writer> {
-        // SAFETY: as for `deref`, and `&mut self` makes this the only one.
-        unsafe { &mut *STATE.0.get() }
     }
 }
 
