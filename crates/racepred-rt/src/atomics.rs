@@ -389,45 +389,36 @@ unsafe extern "C" fn cas_val_impl<T: Atom>(
     }
 }
 
-/// Exports the operations of one width.
+/// Exports the operations of one width (`__tsan_atomicBITS_load` …), in module `$m`.
 macro_rules! width {
-    ($t:ty: $load:ident $store:ident $xchg:ident $add:ident $sub:ident $and:ident $or:ident
-     $xor:ident $nand:ident $cas_s:ident $cas_w:ident $cas_v:ident) => {
-        hook!("rdx", fn $load(a: *mut $t, mo: i32) -> $t => load_impl::<$t>);
-        hook!("rcx", fn $store(a: *mut $t, v: $t, mo: i32) => store_impl::<$t>);
-        hook!("rcx", fn $xchg(a: *mut $t, v: $t, mo: i32) -> $t => exchange_impl::<$t>);
-        hook!("rcx", fn $add(a: *mut $t, v: $t, mo: i32) -> $t => fetch_add_impl::<$t>);
-        hook!("rcx", fn $sub(a: *mut $t, v: $t, mo: i32) -> $t => fetch_sub_impl::<$t>);
-        hook!("rcx", fn $and(a: *mut $t, v: $t, mo: i32) -> $t => fetch_and_impl::<$t>);
-        hook!("rcx", fn $or(a: *mut $t, v: $t, mo: i32) -> $t => fetch_or_impl::<$t>);
-        hook!("rcx", fn $xor(a: *mut $t, v: $t, mo: i32) -> $t => fetch_xor_impl::<$t>);
-        hook!("rcx", fn $nand(a: *mut $t, v: $t, mo: i32) -> $t => fetch_nand_impl::<$t>);
-        hook!("r9", fn $cas_s(a: *mut $t, c: *mut $t, v: $t, mo: i32, fmo: i32) -> i32 => cas_impl::<$t>);
-        hook!("r9", fn $cas_w(a: *mut $t, c: *mut $t, v: $t, mo: i32, fmo: i32) -> i32 => cas_impl::<$t>);
-        hook!("r9", fn $cas_v(a: *mut $t, c: $t, v: $t, mo: i32, fmo: i32) -> $t => cas_val_impl::<$t>);
+    ($m:ident: $t:ty, $bits:literal) => {
+        mod $m {
+            use super::*;
+            macro_rules! name {
+                ($op:literal) => {
+                    concat!("__tsan_atomic", $bits, "_", $op)
+                };
+            }
+            hook!("rdx", name!("load"), fn load(a: *mut $t, mo: i32) -> $t => load_impl::<$t>);
+            hook!("rcx", name!("store"), fn store(a: *mut $t, v: $t, mo: i32) => store_impl::<$t>);
+            hook!("rcx", name!("exchange"), fn exchange(a: *mut $t, v: $t, mo: i32) -> $t => exchange_impl::<$t>);
+            hook!("rcx", name!("fetch_add"), fn fetch_add(a: *mut $t, v: $t, mo: i32) -> $t => fetch_add_impl::<$t>);
+            hook!("rcx", name!("fetch_sub"), fn fetch_sub(a: *mut $t, v: $t, mo: i32) -> $t => fetch_sub_impl::<$t>);
+            hook!("rcx", name!("fetch_and"), fn fetch_and(a: *mut $t, v: $t, mo: i32) -> $t => fetch_and_impl::<$t>);
+            hook!("rcx", name!("fetch_or"), fn fetch_or(a: *mut $t, v: $t, mo: i32) -> $t => fetch_or_impl::<$t>);
+            hook!("rcx", name!("fetch_xor"), fn fetch_xor(a: *mut $t, v: $t, mo: i32) -> $t => fetch_xor_impl::<$t>);
+            hook!("rcx", name!("fetch_nand"), fn fetch_nand(a: *mut $t, v: $t, mo: i32) -> $t => fetch_nand_impl::<$t>);
+            hook!("r9", name!("compare_exchange_strong"), fn cas_strong(a: *mut $t, c: *mut $t, v: $t, mo: i32, fmo: i32) -> i32 => cas_impl::<$t>);
+            hook!("r9", name!("compare_exchange_weak"), fn cas_weak(a: *mut $t, c: *mut $t, v: $t, mo: i32, fmo: i32) -> i32 => cas_impl::<$t>);
+            hook!("r9", name!("compare_exchange_val"), fn cas_val(a: *mut $t, c: $t, v: $t, mo: i32, fmo: i32) -> $t => cas_val_impl::<$t>);
+        }
     };
 }
 
-width!(u8: __tsan_atomic8_load __tsan_atomic8_store __tsan_atomic8_exchange
-    __tsan_atomic8_fetch_add __tsan_atomic8_fetch_sub __tsan_atomic8_fetch_and
-    __tsan_atomic8_fetch_or __tsan_atomic8_fetch_xor __tsan_atomic8_fetch_nand
-    __tsan_atomic8_compare_exchange_strong __tsan_atomic8_compare_exchange_weak
-    __tsan_atomic8_compare_exchange_val);
-width!(u16: __tsan_atomic16_load __tsan_atomic16_store __tsan_atomic16_exchange
-    __tsan_atomic16_fetch_add __tsan_atomic16_fetch_sub __tsan_atomic16_fetch_and
-    __tsan_atomic16_fetch_or __tsan_atomic16_fetch_xor __tsan_atomic16_fetch_nand
-    __tsan_atomic16_compare_exchange_strong __tsan_atomic16_compare_exchange_weak
-    __tsan_atomic16_compare_exchange_val);
-width!(u32: __tsan_atomic32_load __tsan_atomic32_store __tsan_atomic32_exchange
-    __tsan_atomic32_fetch_add __tsan_atomic32_fetch_sub __tsan_atomic32_fetch_and
-    __tsan_atomic32_fetch_or __tsan_atomic32_fetch_xor __tsan_atomic32_fetch_nand
-    __tsan_atomic32_compare_exchange_strong __tsan_atomic32_compare_exchange_weak
-    __tsan_atomic32_compare_exchange_val);
-width!(u64: __tsan_atomic64_load __tsan_atomic64_store __tsan_atomic64_exchange
-    __tsan_atomic64_fetch_add __tsan_atomic64_fetch_sub __tsan_atomic64_fetch_and
-    __tsan_atomic64_fetch_or __tsan_atomic64_fetch_xor __tsan_atomic64_fetch_nand
-    __tsan_atomic64_compare_exchange_strong __tsan_atomic64_compare_exchange_weak
-    __tsan_atomic64_compare_exchange_val);
+width!(w8: u8, "8");
+width!(w16: u16, "16");
+width!(w32: u32, "32");
+width!(w64: u64, "64");
 
 // 16 bytes: an `unsigned __int128` takes two argument registers.
 hook!("rdx", fn __tsan_atomic128_load(a: *mut u128, mo: i32) -> u128 => load_impl::<u128>);

@@ -14,7 +14,20 @@ compile_error!("racepred-rt supports x86-64 Linux only (its entry points are x86
 /// signature `args -> ret`; `implementation` takes `args` followed by the return address
 /// (`usize`), which the trampoline puts into `reg`, the register of the next integer
 /// argument (`rdi rsi rdx rcx r8 r9`).
+///
+/// `hook!(reg, "symbol" fn name(args) -> ret => implementation)` exports `name` as `symbol`.
 macro_rules! hook {
+    ($reg:literal, $sym:expr, fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? => $imp:path) => {
+        #[unsafe(naked)]
+        #[unsafe(export_name = $sym)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
+            core::arch::naked_asm!(
+                concat!("mov ", $reg, ", qword ptr [rsp]"),
+                "jmp {imp}",
+                imp = sym $imp,
+            )
+        }
+    };
     ($reg:literal, fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? => $imp:path) => {
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
