@@ -303,6 +303,12 @@ pub(crate) mod tests {
     use crate::report::{EventLines, RacePair, RacyEvent, ReportKind};
     use crate::trace::{LocId, Op, ThreadId, Trace};
 
+    /// `s` starts with the lines `want`.
+    fn assert_first_lines(s: &str, want: &[&str]) {
+        let lines: Vec<&str> = s.lines().take(want.len()).collect();
+        assert_eq!(lines, want, "{s}");
+    }
+
     /// A small trace with named locations and a pair report over it.
     pub(crate) fn sample() -> (Trace, RaceReport) {
         let ev = |t, op, x, l| Event::new(ThreadId(t), op, x, LocId(l));
@@ -377,14 +383,13 @@ pub(crate) mod tests {
             })
             .collect();
         let s = to_text(&r2, "x.std", &t.names);
-        let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(
-            &lines[..3],
-            [
+        assert_first_lines(
+            &s,
+            &[
                 "fasttrack: 3 racy events at 1 location in 6 events of x.std",
                 "  2x  r(V0) at 2  (first: event 1 in T1)",
                 "  1x  w(V0) at 2  (first: event 4 in T1)",
-            ]
+            ],
         );
         let empty = RaceReport::new("hb", ReportKind::RacyEvents);
         assert_eq!(
@@ -406,16 +411,12 @@ pub(crate) mod tests {
         let mut ctx = ReportContext::new("t.csv", &t.names);
         ctx.lines = EventLines::of_trace(&t.lines);
         let s = written(|out| write_report(out, &r, &ctx));
-        let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(
-            &lines[..4],
-            [
+        assert_first_lines(&s, &[
                 "hbp: 3 race pairs at 2 location pairs (write-write 2, write-read 1, read-write 0) in 5 events of t.csv",
                 "  2x  write-write  x at - -> -  (first: event 0 (line 2) in T0, event 1 (line 3) in T1)",
                 "  1x  write-read   y at - -> -  (first: event 3 (line 5) in T0, event 4 (line 6) in T1)",
                 "  note: `-`: no source location (CSV traces have none); such accesses are grouped, and counted as locations, by variable",
-            ]
-        );
+        ]);
         // With locations, no such note.
         let (t, r) = sample();
         assert!(!to_text(&r, "x.std", &t.names).contains("no source location"));
