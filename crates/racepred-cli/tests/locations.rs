@@ -5,6 +5,13 @@ use std::path::{Path, PathBuf};
 mod common;
 use common::{bin, run};
 
+/// Runs `cmd`, which must find races (exit status 1), and parses its JSON output.
+fn racy_json(cmd: &mut std::process::Command) -> serde_json::Value {
+    let (code, out, err) = run(cmd);
+    assert_eq!(code, 1, "{err}");
+    common::json(&out)
+}
+
 /// A fresh directory per test.
 fn dir(test: &str) -> PathBuf {
     common::fresh_dir("locs", test)
@@ -73,12 +80,12 @@ fn sidecar_of_a_compressed_trace_and_the_no_locations_switch() {
 fn locations_flag_json_fields() {
     let (d, t) = setup("json", "elsewhere/table.txt");
     let table = d.join("elsewhere/table.txt");
-    let (code, out, err) = run(bin()
-        .args(["analyze", "-a", "hbp", "--json", "--locations"])
-        .arg(&table)
-        .arg(&t));
-    assert_eq!(code, 1, "{err}");
-    let v = common::json(&out);
+    let v = racy_json(
+        bin()
+            .args(["analyze", "-a", "hbp", "--json", "--locations"])
+            .arg(&table)
+            .arg(&t),
+    );
     assert_eq!(v["locations"], table.display().to_string());
     let p = &v["pairs"][0];
     // SPEC §5 fields keep the trace's names; the sources come beside them.
@@ -146,12 +153,12 @@ fn sarif_physical_locations_relative_to_the_source_root() {
     let (d, t) = setup("sarif", "run.locs");
     let root = d.join("src");
     std::fs::create_dir_all(&root).unwrap();
-    let (code, out, err) = run(bin()
-        .args(["analyze", "-a", "hbp", "--sarif", "--source-root"])
-        .arg(&root)
-        .arg(&t));
-    assert_eq!(code, 1, "{err}");
-    let v = common::json(&out);
+    let v = racy_json(
+        bin()
+            .args(["analyze", "-a", "hbp", "--sarif", "--source-root"])
+            .arg(&root)
+            .arg(&t),
+    );
     let run0 = &v["runs"][0];
     let base = run0["originalUriBaseIds"]["SRCROOT"]["uri"]
         .as_str()
