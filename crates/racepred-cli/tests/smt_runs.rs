@@ -14,6 +14,14 @@ fn intro() -> PathBuf {
     repo().join("examples/intro.std")
 }
 
+/// Runs `cmd` (at most `secs` seconds), which must end incomplete (exit status 3), and
+/// returns its standard output.
+fn incomplete(secs: u64, cmd: &mut std::process::Command) -> String {
+    let (code, out, err) = run_within(secs, cmd);
+    assert_eq!(code, 3, "{out}{err}");
+    out
+}
+
 /// A read with a value of a variable that no write of the window wrote.
 #[test]
 fn a_read_of_a_variable_nothing_wrote_is_no_panic() {
@@ -97,21 +105,18 @@ fn a_spent_budget_is_reported_as_incomplete() {
         c.args(["analyze", "-a", "mcm", "--budget", "0.000001"]);
         c
     };
-    let (code, out, err) = run_within(120, base().arg(intro()));
-    assert_eq!(code, 3, "{out}{err}");
+    let out = incomplete(120, base().arg(intro()));
     assert!(!out.contains("no races"), "{out}");
     assert!(out.contains("mcm: incomplete"), "{out}");
     assert!(out.contains("--budget ran out"), "{out}");
-    let (code, out, err) = run_within(120, base().arg("--json").arg(intro()));
-    assert_eq!(code, 3, "{err}");
+    let out = incomplete(120, base().arg("--json").arg(intro()));
     let v = common::json(&out);
     assert_eq!(v["complete"], false, "{out}");
     assert!(
         v["incomplete"].as_str().unwrap().contains("--budget"),
         "{out}"
     );
-    let (code, out, err) = run_within(120, base().arg("--sarif").arg(intro()));
-    assert_eq!(code, 3, "{err}");
+    let out = incomplete(120, base().arg("--sarif").arg(intro()));
     let v = common::json(&out);
     let inv = &v["runs"][0]["invocations"][0];
     assert_eq!(inv["executionSuccessful"], false, "{out}");
@@ -224,7 +229,7 @@ fn the_budget_bounds_large_windows() {
         text.push_str("T1|w(x)|3\n");
     }
     std::fs::write(&t, text).unwrap();
-    let (code, out, err) = run_within(
+    let out = incomplete(
         120,
         bin()
             .args([
@@ -239,7 +244,6 @@ fn the_budget_bounds_large_windows() {
             ])
             .arg(&t),
     );
-    assert_eq!(code, 3, "{out}{err}");
     let v = common::json(&out);
     assert!(
         v["incomplete"]
@@ -258,12 +262,11 @@ fn the_budget_bounds_large_windows() {
         text.push_str("T0|acq(L)|1\nT0|w(x)|2\nT0|rel(L)|3\nT1|acq(L)|4\nT1|w(x)|5\nT1|rel(L)|6\n");
     }
     std::fs::write(&t, text).unwrap();
-    let (code, out, err) = run_within(
+    let out = incomplete(
         60,
         bin()
             .args(["analyze", "-a", "mcm", "--window", "4294967295"])
             .arg(&t),
     );
-    assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("too large to encode"), "{out}");
 }
