@@ -107,20 +107,7 @@ fn record(name: &str, ext: &str) -> Option<PathBuf> {
     let stem = name.split('.').next().unwrap();
     let trace = exe.with_file_name(format!("{stem}.{ext}"));
     let out = run_record(&trace, &exe, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{name} under record: {:?}\n{err}",
-        out.status
-    );
-    assert!(err.contains("racepred: recorded"), "{err}");
-    let v = racepred().arg("validate").arg(&trace).output().unwrap();
-    assert!(
-        v.status.success(),
-        "{name}: trace not well-formed:\n{}{}",
-        String::from_utf8_lossy(&v.stdout),
-        String::from_utf8_lossy(&v.stderr)
-    );
+    common::assert_recorded(&out, &trace, name);
     Some(trace)
 }
 
@@ -254,13 +241,8 @@ fn online(name: &str, analysis: &[&str]) -> Option<(String, Vec<u8>)> {
         .arg(&exe)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "{name} under record --online {analysis:?}: {:?}\n{err}",
-        out.status
-    );
-    assert!(err.contains("racepred: analysed"), "{err}");
+    let what = format!("{name} under record --online {analysis:?}");
+    let err = common::assert_ran(&out, &what, "racepred: analysed");
     let report: String = err
         .lines()
         .filter(|l| !l.starts_with("racepred: analysed"))

@@ -15,6 +15,7 @@
 //! and give `hb`/`shb`/`wcp` the same races.
 //! Skipped, with a message, where `javac`/`jar` or ASM (`libasm-java`) is missing.
 
+mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,21 +100,8 @@ fn record_with(class: &str, ext: &str, options: &[&str]) -> Option<PathBuf> {
         .arg(class)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{class} under record: {:?}\n{err}",
-        out.status
-    );
-    assert!(err.contains("racepred: recorded"), "{class}: {err}");
+    let err = common::assert_recorded(&out, &trace, class);
     assert!(!err.contains("cannot instrument"), "{class}: {err}");
-    let v = racepred().arg("validate").arg(&trace).output().unwrap();
-    assert!(
-        v.status.success(),
-        "{class}: trace not well-formed:\n{}{}",
-        String::from_utf8_lossy(&v.stdout),
-        String::from_utf8_lossy(&v.stderr)
-    );
     Some(trace)
 }
 

@@ -97,3 +97,25 @@ pub fn expect(code: i32, cmd: &mut Command) -> (String, String) {
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
+
+/// `out`, a run of `racepred record -o trace` (`what`: the program recorded), succeeded,
+/// said it recorded, and `racepred validate` accepts the trace; returns its standard error.
+pub fn assert_recorded(out: &std::process::Output, trace: &Path, what: &str) -> String {
+    let err = assert_ran(out, &format!("{what} under record"), "racepred: recorded");
+    let v = bin().arg("validate").arg(trace).output().unwrap();
+    assert!(
+        v.status.success(),
+        "{what}: trace not well-formed:\n{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+    err
+}
+
+/// `out`, a run of `what`, succeeded and said `said` on standard error; returns that.
+pub fn assert_ran(out: &std::process::Output, what: &str, said: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{what}: {:?}\n{err}", out.status);
+    assert!(err.contains(said), "{what}: {err}");
+    err
+}
