@@ -251,6 +251,14 @@ fn online(name: &str, analysis: &[&str]) -> Option<(String, Vec<u8>)> {
     Some((report, out.stdout))
 }
 
+/// `racepred record --online ANALYSIS…` of `name` reports no race (if `name` compiles).
+fn assert_online_finds_no_race(name: &str, analysis: &[&str]) {
+    if let Some((report, _)) = online(name, analysis) {
+        let head = format!("{}: no races", analysis[0]);
+        assert!(report.starts_with(&head), "{name}: {report}");
+    }
+}
+
 #[test]
 fn online_fasttrack_and_pacer_report_the_racy_counter() {
     for analysis in [&["fasttrack"][..], &["hb"], &["pacer", "--rate", "1"]] {
@@ -265,10 +273,7 @@ fn online_fasttrack_and_pacer_report_the_racy_counter() {
         assert_names_the_counter(&report, analysis[0]);
     }
     // Nothing sampled, nothing reported.
-    let Some((report, _)) = online("racy.c", &["pacer", "--rate", "0"]) else {
-        return;
-    };
-    assert!(report.starts_with("pacer: no races"), "{report}");
+    assert_online_finds_no_race("racy.c", &["pacer", "--rate", "0"]);
 }
 
 #[test]
@@ -304,13 +309,7 @@ fn online_analyses_find_no_race_in_race_free_programs() {
         "threads.cc",
     ] {
         for analysis in [&["fasttrack"][..], &["pacer", "--rate", "1"]] {
-            let Some((report, _)) = online(name, analysis) else {
-                return;
-            };
-            assert!(
-                report.starts_with(&format!("{}: no races", analysis[0])),
-                "{name} {analysis:?}:\n{report}"
-            );
+            assert_online_finds_no_race(name, analysis);
         }
     }
 }
@@ -351,27 +350,26 @@ fn cpp_race_is_reported_at_its_line() {
     assert!(report.contains(&line), "{report}");
 }
 
-#[test]
-fn a_forked_child_writes_its_own_trace() {
-    let Some(exe) = compile("forky.c") else {
-        return;
-    };
-    let dir = exe.parent().unwrap().join("forky-out");
+/// Records `forky.c` (which forks) as `TRACE` in a fresh folder `DIR` beside it; returns
+/// the folder.
+fn record_forky(dir: &str, trace: &str) -> Option<PathBuf> {
+    let exe = compile("forky.c")?;
+    let dir = exe.parent().unwrap().join(dir);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let out = run_record(&dir.join("fk.rpb"), &exe, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_record(&dir.join(trace), &exe, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    Some(dir)
+}
+
+#[test]
+fn a_forked_child_writes_its_own_trace() {
+    let Some(dir) = record_forky("forky-out", "fk.rpb") else {
+        return;
+    };
     // The traces (each with its calling contexts beside it, `TRACE.stacks`).
-    let mut traces: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".stacks"))
-        .collect();
-    traces.sort();
+    let traces = files_in(&dir, "");
     // The parent's `fk.rpb` and the child's `fk.PID.rpb`.
     assert_eq!(traces.len(), 2, "{traces:?}");
     assert!(traces.iter().any(|t| t == "fk.rpb"));
@@ -381,12 +379,7 @@ fn a_forked_child_writes_its_own_trace() {
         "{child}"
     );
     for t in &traces {
-        let v = racepred()
-            .arg("validate")
-            .arg(dir.join(t))
-            .output()
-            .unwrap();
-        assert!(v.status.success(), "{t}");
+        common::assert_valid(&dir.join(t));
     }
     // The child's race (its thread and itself, on `x`), which the parent's run has not: a
     // pair of the worker's line and the child's main thread's, in either order (which one
@@ -405,15 +398,9 @@ fn a_forked_child_writes_its_own_trace() {
 
 #[test]
 fn a_compressed_output_compresses_the_childrens_traces_too() {
-    let Some(exe) = compile("forky.c") else {
+    let Some(dir) = record_forky("forky-xz", "fk.rpb.xz") else {
         return;
     };
-    let dir = exe.parent().unwrap().join("forky-xz");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = run_record(&dir.join("fk.rpb.xz"), &exe, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
     let traces = files_in(&dir, "fk.");
     // The parent's `fk.rpb.xz` and the child's `fk.PID.rpb.xz`, both xz, both valid.
     assert_eq!(traces.len(), 2, "{traces:?}");
@@ -421,7 +408,7 @@ fn a_compressed_output_compresses_the_childrens_traces_too() {
         assert!(t.ends_with(".rpb.xz"), "{t}");
         let head = std::fs::read(dir.join(t)).unwrap();
         assert!(head.starts_with(b"\xfd7zXZ\0"), "{t} is not xz");
-        assert_valid(&dir.join(t));
+        common::assert_valid(&dir.join(t));
         // Its calling contexts, beside it under the compressed trace's name.
         assert!(dir.join(format!("{t}.stacks")).is_file(), "{t}.stacks");
     }
@@ -490,17 +477,6 @@ fn files_in(dir: &Path, prefix: &str) -> Vec<String> {
     v
 }
 
-fn assert_valid(trace: &Path) {
-    let v = racepred().arg("validate").arg(trace).output().unwrap();
-    assert!(
-        v.status.success(),
-        "{}: not well-formed:\n{}{}",
-        trace.display(),
-        String::from_utf8_lossy(&v.stdout),
-        String::from_utf8_lossy(&v.stderr)
-    );
-}
-
 /// The source line numbers of the locations of an STD trace's events (`file:line:col`).
 fn event_lines(std_trace: &Path) -> Vec<usize> {
     std::fs::read_to_string(std_trace)
@@ -536,10 +512,10 @@ fn fork_while_other_threads_are_inside_the_runtime_ends_in_both_modes() {
     assert_eq!(code, 0, "fork_busy.c under record: {err}");
     let traces = files_in(&dir, "fb.");
     assert_eq!(traces.len(), 1 + forks, "{traces:?}");
-    assert_valid(&dir.join("fb.std"));
+    common::assert_valid(&dir.join("fb.std"));
     for child in traces.iter().filter(|t| *t != "fb.std") {
         let path = dir.join(child);
-        assert_valid(&path);
+        common::assert_valid(&path);
         let lines = event_lines(&path);
         assert!(!lines.is_empty(), "{child}: empty");
         let worker_line = line_of("fork_busy.c", "CHILD-RACE-WORKER");
@@ -604,7 +580,7 @@ fn a_child_forked_while_holding_a_lock_starts_by_acquiring_it() {
     let traces = files_in(&dir, "fl.");
     assert_eq!(traces.len(), 2, "{traces:?}");
     for t in &traces {
-        assert_valid(&dir.join(t));
+        common::assert_valid(&dir.join(t));
     }
     let child = traces.iter().find(|t| *t != "fl.std").unwrap();
     let text = std::fs::read_to_string(dir.join(child)).unwrap();
@@ -641,7 +617,7 @@ fn exec_writes_the_trace_first_and_the_new_image_its_own() {
         assert_eq!(traces.len(), 2, "{how}: {traces:?}");
         // Before the exec: the main trace, with the race of the first image.
         let main = dir.join("e.rpb");
-        assert_valid(&main);
+        common::assert_valid(&main);
         let (code, report) = analyze(&main, "hbp");
         assert_eq!(code, 1, "{how}:\n{report}");
         assert!(
@@ -656,7 +632,7 @@ fn exec_writes_the_trace_first_and_the_new_image_its_own() {
         let new = traces.iter().find(|t| *t != "e.rpb").unwrap();
         assert!(new.ends_with(".exec1.rpb"), "{how}: {new}");
         let new = dir.join(new);
-        assert_valid(&new);
+        common::assert_valid(&new);
         let (code, report) = analyze(&new, "hbp");
         assert_eq!(code, 1, "{how}:\n{report}");
         assert!(after.iter().all(|l| report.contains(l)), "{how}:\n{report}");
@@ -678,7 +654,7 @@ fn exec_writes_the_trace_first_and_the_new_image_its_own() {
     assert_eq!(out.stdout, b"failed\n");
     assert_eq!(files_in(&dir, "e."), ["e.rpb"]);
     let main = dir.join("e.rpb");
-    assert_valid(&main);
+    common::assert_valid(&main);
     let (code, report) = analyze(&main, "hbp");
     assert_eq!(code, 1, "{report}");
     let failed = ["RACE-FAILED-MAIN", "RACE-FAILED-WORKER"]
@@ -703,16 +679,13 @@ fn a_cancelled_condition_wait_gives_a_well_formed_trace() {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_valid(&trace);
+        common::assert_valid(&trace);
         for a in ["hb", "shb"] {
             let (code, report) = analyze(&trace, a);
             assert_eq!(code, 0, "{how} {a}:\n{report}");
         }
     }
-    let Some((report, _)) = online("cancel.c", &["fasttrack"]) else {
-        return;
-    };
-    assert!(report.starts_with("fasttrack: no races"), "{report}");
+    assert_online_finds_no_race("cancel.c", &["fasttrack"]);
 }
 
 #[test]
@@ -840,7 +813,7 @@ fn a_long_run_is_written_as_it_goes_in_bounded_memory() {
     let out = run_record(&trace, &exe, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}\n{err}", out.status);
-    assert_valid(&trace);
+    common::assert_valid(&trace);
     // The program's own peak memory, which holds every buffered event: 24 bytes an event
     // kept to the end would be over 200 MB.
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -102,14 +102,20 @@ pub fn json(text: &str) -> serde_json::Value {
 /// said it recorded, and `racepred validate` accepts the trace; returns its standard error.
 pub fn assert_recorded(out: &std::process::Output, trace: &Path, what: &str) -> String {
     let err = assert_ran(out, &format!("{what} under record"), "racepred: recorded");
+    assert_valid(trace);
+    err
+}
+
+/// `racepred validate` accepts `trace`.
+pub fn assert_valid(trace: &Path) {
     let v = bin().arg("validate").arg(trace).output().unwrap();
     assert!(
         v.status.success(),
-        "{what}: trace not well-formed:\n{}{}",
+        "{}: not well-formed:\n{}{}",
+        trace.display(),
         String::from_utf8_lossy(&v.stdout),
         String::from_utf8_lossy(&v.stderr)
     );
-    err
 }
 
 /// `out`, a run of `what`, succeeded and said `said` on standard error; returns that.
