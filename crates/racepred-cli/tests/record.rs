@@ -465,6 +465,19 @@ fn fresh_dir(name: &str) -> Option<PathBuf> {
     Some(dir)
 }
 
+/// `racepred record OPTIONS -o OUT -- EXE`, which must end well within two minutes.
+fn record_within(exe: &Path, options: &[&str], out: &Path) {
+    let mut cmd = racepred();
+    cmd.arg("record")
+        .args(options)
+        .arg("-o")
+        .arg(out)
+        .arg("--")
+        .arg(exe);
+    let (code, _, err) = common::run_within(120, &mut cmd);
+    assert_eq!(code, 0, "{} under record {options:?}: {err}", exe.display());
+}
+
 /// The files of `dir` whose names start with `prefix`, sorted, but the calling contexts
 /// beside traces (`TRACE.stacks`).
 fn files_in(dir: &Path, prefix: &str) -> Vec<String> {
@@ -503,13 +516,7 @@ fn fork_while_other_threads_are_inside_the_runtime_ends_in_both_modes() {
 
     // Recorded: the parent's trace and one per child, each holding only the child's events.
     let dir = fresh_dir("fork-busy").unwrap();
-    let mut cmd = racepred();
-    cmd.args(["record", "-o"])
-        .arg(dir.join("fb.std"))
-        .arg("--")
-        .arg(&exe);
-    let (code, _, err) = common::run_within(120, &mut cmd);
-    assert_eq!(code, 0, "fork_busy.c under record: {err}");
+    record_within(&exe, &[], &dir.join("fb.std"));
     let traces = files_in(&dir, "fb.");
     assert_eq!(traces.len(), 1 + forks, "{traces:?}");
     common::assert_valid(&dir.join("fb.std"));
@@ -537,13 +544,7 @@ fn fork_while_other_threads_are_inside_the_runtime_ends_in_both_modes() {
 
     // Online: every child analyses only what it did.
     let dir = fresh_dir("fork-busy-online").unwrap();
-    let mut cmd = racepred();
-    cmd.args(["record", "--online", "fasttrack", "-o"])
-        .arg(dir.join("r.txt"))
-        .arg("--")
-        .arg(&exe);
-    let (code, _, err) = common::run_within(120, &mut cmd);
-    assert_eq!(code, 0, "fork_busy.c under record --online: {err}");
+    record_within(&exe, &["--online", "fasttrack"], &dir.join("r.txt"));
     let reports = files_in(&dir, "r.");
     assert_eq!(reports.len(), 1 + forks, "{reports:?}");
     for child in reports.iter().filter(|t| *t != "r.txt") {
