@@ -350,9 +350,10 @@ fn cpp_race_is_reported_at_its_line() {
     assert!(report.contains(&line), "{report}");
 }
 
-/// Records `forky.c` (which forks) as `TRACE` in a fresh folder `DIR` beside it; returns
-/// the folder.
-fn record_forky(dir: &str, trace: &str) -> Option<PathBuf> {
+/// Records `forky.c` (which forks once) as `TRACE` in a fresh folder `DIR` beside it;
+/// returns the folder and its two traces (the parent's `TRACE` and the child's
+/// `fk.PID.…`), both valid.
+fn record_forky(dir: &str, trace: &str) -> Option<(PathBuf, Vec<String>)> {
     let exe = compile("forky.c")?;
     let dir = exe.parent().unwrap().join(dir);
     let _ = std::fs::remove_dir_all(&dir);
@@ -360,27 +361,26 @@ fn record_forky(dir: &str, trace: &str) -> Option<PathBuf> {
     let out = run_record(&dir.join(trace), &exe, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    Some(dir)
+    // The traces (each with its calling contexts beside it, `TRACE.stacks`).
+    let traces = files_in(&dir, "fk.");
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    assert!(traces.iter().any(|t| t == trace), "{traces:?}");
+    for t in &traces {
+        common::assert_valid(&dir.join(t));
+    }
+    Some((dir, traces))
 }
 
 #[test]
 fn a_forked_child_writes_its_own_trace() {
-    let Some(dir) = record_forky("forky-out", "fk.rpb") else {
+    let Some((dir, traces)) = record_forky("forky-out", "fk.rpb") else {
         return;
     };
-    // The traces (each with its calling contexts beside it, `TRACE.stacks`).
-    let traces = files_in(&dir, "");
-    // The parent's `fk.rpb` and the child's `fk.PID.rpb`.
-    assert_eq!(traces.len(), 2, "{traces:?}");
-    assert!(traces.iter().any(|t| t == "fk.rpb"));
     let child = traces.iter().find(|t| *t != "fk.rpb").unwrap();
     assert!(
         child.starts_with("fk.") && child.ends_with(".rpb"),
         "{child}"
     );
-    for t in &traces {
-        common::assert_valid(&dir.join(t));
-    }
     // The child's race (its thread and itself, on `x`), which the parent's run has not: a
     // pair of the worker's line and the child's main thread's, in either order (which one
     // runs second depends on the schedule, so racy events would name either).
@@ -398,17 +398,14 @@ fn a_forked_child_writes_its_own_trace() {
 
 #[test]
 fn a_compressed_output_compresses_the_childrens_traces_too() {
-    let Some(dir) = record_forky("forky-xz", "fk.rpb.xz") else {
+    let Some((dir, traces)) = record_forky("forky-xz", "fk.rpb.xz") else {
         return;
     };
-    let traces = files_in(&dir, "fk.");
-    // The parent's `fk.rpb.xz` and the child's `fk.PID.rpb.xz`, both xz, both valid.
-    assert_eq!(traces.len(), 2, "{traces:?}");
+    // The parent's `fk.rpb.xz` and the child's `fk.PID.rpb.xz`, both xz.
     for t in &traces {
         assert!(t.ends_with(".rpb.xz"), "{t}");
         let head = std::fs::read(dir.join(t)).unwrap();
         assert!(head.starts_with(b"\xfd7zXZ\0"), "{t} is not xz");
-        common::assert_valid(&dir.join(t));
         // Its calling contexts, beside it under the compressed trace's name.
         assert!(dir.join(format!("{t}.stacks")).is_file(), "{t}.stacks");
     }
