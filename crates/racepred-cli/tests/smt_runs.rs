@@ -220,14 +220,7 @@ fn the_budget_bounds_large_windows() {
     let t = d.join("t.std");
     // 2·10^5 writes of x; the fork orders every pair, so no candidate survives, but listing
     // them looks at 2·10^10 pairs (about a minute).
-    let mut text = String::new();
-    for _ in 0..100_000 {
-        text.push_str("T0|w(x)|1\n");
-    }
-    text.push_str("T0|fork(T1)|2\n");
-    for _ in 0..100_000 {
-        text.push_str("T1|w(x)|3\n");
-    }
+    let text = "T0|w(x)|1\n".repeat(100_000) + "T0|fork(T1)|2\n" + &"T1|w(x)|3\n".repeat(100_000);
     std::fs::write(&t, text).unwrap();
     let out = incomplete(
         120,
@@ -257,11 +250,8 @@ fn the_budget_bounds_large_windows() {
     let secs = v["extra"]["seconds"].as_f64().unwrap();
     assert!(secs < 15.0, "a budget of 1 s took {secs} s");
     // 2·10^4 critical sections of one lock: an encoding far over the atom limit.
-    let mut text = String::from("T0|fork(T1)|0\n");
-    for _ in 0..10_000 {
-        text.push_str("T0|acq(L)|1\nT0|w(x)|2\nT0|rel(L)|3\nT1|acq(L)|4\nT1|w(x)|5\nT1|rel(L)|6\n");
-    }
-    std::fs::write(&t, text).unwrap();
+    let sections = "T0|acq(L)|1\nT0|w(x)|2\nT0|rel(L)|3\nT1|acq(L)|4\nT1|w(x)|5\nT1|rel(L)|6\n";
+    std::fs::write(&t, "T0|fork(T1)|0\n".to_string() + &sections.repeat(10_000)).unwrap();
     let out = incomplete(
         60,
         bin()
