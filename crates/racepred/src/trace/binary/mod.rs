@@ -133,9 +133,6 @@ struct Block {
     /// Address sets of the mbegins: `(event index, start, len)` into `addrs`.
     spans: Vec<(u32, u32, u32)>,
     addrs: Vec<AddrId>,
-    /// Version 2: the block's data followed by 16 zero bytes, so that every event's window
-    /// is read whole (reused).
-    padded: Vec<u8>,
 }
 
 impl<R: Read> BinaryReader<std::io::BufReader<R>> {
@@ -695,10 +692,6 @@ fn decode_block(
         // A plain loop over the filled vector: with the decoder's state captured by a
         // closure (`extend`), that state went through memory at every event.
         let (ctrl, data) = evs.split_at(2 * n);
-        let mut padded = std::mem::take(&mut out.padded);
-        padded.clear();
-        padded.extend_from_slice(data);
-        padded.extend_from_slice(&[0; 16]);
         let mut used = 0usize;
         let mut prev = (0u32, 0u32, 0u32);
         let mut reserved = 0usize;
@@ -707,7 +700,7 @@ fn decode_block(
         out.events
             .resize(n, Event::new(ThreadId(0), Op::Read, 0, LocId(0)));
         for (ev, c) in out.events.iter_mut().zip(ctrl.chunks_exact(2)) {
-            let (c, (thread, target, loc), u) = decode_v2(c, &padded, used, prev);
+            let (c, (thread, target, loc), u) = decode_v2(c, data, used, prev);
             used = u;
             prev = (thread, target, loc);
             reserved |= c;
@@ -718,7 +711,6 @@ fn decode_block(
         }
         invalid = bad;
         n_mbegin = mbegins;
-        out.padded = padded;
         invalid |= (reserved >> 10 != 0) | (used != data.len());
     }
     if invalid {
