@@ -24,6 +24,8 @@ pub struct BinaryWriter<W: Write> {
     count: usize,
     total: u64,
     header_written: bool,
+    /// A block's bytes after its head, gathered for one write (reused).
+    buf: Vec<u8>,
 }
 
 impl<W: Write> BinaryWriter<W> {
@@ -42,6 +44,7 @@ impl<W: Write> BinaryWriter<W> {
             count: 0,
             total: 0,
             header_written: false,
+            buf: Vec::new(),
         }
     }
 
@@ -176,26 +179,15 @@ impl<W: Write> BinaryWriter<W> {
         h[8..12].copy_from_slice(&(self.addr_words.len() as u32).to_le_bytes());
         h[12..16].copy_from_slice(&(self.data_len as u32).to_le_bytes());
         self.out.write_all(&h)?;
-        let mut ctrl = [0u8; 2 * BLOCK_EVENTS];
-        for (b, c) in ctrl.chunks_exact_mut(2).zip(&self.ctrl[..self.count]) {
-            b.copy_from_slice(&c.to_le_bytes());
-        }
-        self.out.write_all(&ctrl[..2 * self.count])?;
-        self.out.write_all(&self.data[..self.data_len])?;
-        if self.any_seq {
-            let mut b = Vec::with_capacity(self.seqs.len() * 8);
-            for s in &self.seqs {
-                b.extend_from_slice(&s.to_le_bytes());
-            }
-            self.out.write_all(&b)?;
-        }
-        if !self.addr_words.is_empty() {
-            let mut b = Vec::with_capacity(self.addr_words.len() * 4);
-            for a in &self.addr_words {
-                b.extend_from_slice(&a.to_le_bytes());
-            }
-            self.out.write_all(&b)?;
-        }
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        put_le(&mut buf, &self.ctrl[..self.count], u16::to_le_bytes);
+        buf.extend_from_slice(&self.data[..self.data_len]);
+        put_le(&mut buf, &self.seqs, u64::to_le_bytes);
+        put_le(&mut buf, &self.addr_words, u32::to_le_bytes);
+        let written = self.out.write_all(&buf);
+        self.buf = buf;
+        written?;
         self.data_len = 0;
         self.prev = (0, 0, 0);
         self.seqs.clear();
@@ -205,7 +197,6 @@ impl<W: Write> BinaryWriter<W> {
         Ok(())
     }
 
-    /// Writes the last block and the end record, flushes, and returns the output.
     /// Writes a values record holding `text` (UTF-8 lines) after the events written so far.
     pub fn write_values(&mut self, text: &str) -> Result<()> {
         self.header()?;
@@ -222,6 +213,7 @@ impl<W: Write> BinaryWriter<W> {
         Ok(())
     }
 
+    /// Writes the last block and the end record, flushes, and returns the output.
     pub fn finish(mut self) -> Result<W> {
         self.header()?;
         self.flush_block()?;
@@ -231,5 +223,12 @@ impl<W: Write> BinaryWriter<W> {
         self.out.write_all(&end)?;
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// Appends `items` to `buf`, each as its little-endian bytes.
+fn put_le<T: Copy, const N: usize>(buf: &mut Vec<u8>, items: &[T], bytes: fn(T) -> [u8; N]) {
+    for &x in items {
+        buf.extend_from_slice(&bytes(x));
     }
 }
