@@ -35,8 +35,9 @@ type Dir = [u32; LINES_PER_PAGE];
 /// Variable ids of addresses, with retirement. Like a sanitizer's shadow, but only the
 /// 64-byte lines accessed have a table (4 bytes per byte): a program touching one word per
 /// page costs about 0.5 KiB a page, a dense one 4 bytes per byte. Pages are found through
-/// a hash map, with the last line used cached: consecutive accesses to nearby addresses
-/// cost an array lookup, not a hash lookup.
+/// a hash map behind two caches, the last line used and recent pages direct-mapped:
+/// consecutive accesses to nearby addresses, and walks among a few hundred pages, cost an
+/// array lookup, not a hash lookup.
 #[derive(Default)]
 struct Vars {
     /// Page number → index of its directory in `dirs`.
