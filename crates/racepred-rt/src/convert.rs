@@ -9,6 +9,10 @@
 //! `rwlock-w:ADDR`, `rwlock-r:ADDR`, `barrier:ADDR`, `sem:ADDR`, `once:ADDR`, `sync:ADDR`;
 //! a lock is its address; a location is `file:line:col` (or, until it is symbolised, the
 //! call's address).
+//!
+//! Online, a variable's name is made only if the report shows it
+//! ([`Converter::lazy_var_names`]): a run naming hundreds of thousands of variables spends
+//! no time formatting and hashing their names under the analysis lock.
 
 use racepred::trace::{Event, LocId, NameKind, Names, Op, ThreadId};
 use rustc_hash::FxHashMap;
@@ -50,14 +54,57 @@ struct Vars {
     /// `dirs`); 0: none. A program walking a pointer structure changes lines at almost
     /// every access, mostly among a few hundred pages: an array lookup, not a hash lookup.
     recent: Vec<(u64, u32)>,
-    /// Per variable id of memory: the times its address had been retired before it (its
-    /// name's suffix), for the slot's count when it is retired in turn. In the slots rather
-    /// than in a map by address: a free retires every word of the block.
-    gens: Vec<u32>,
+    /// Per variable id: what names it. A memory variable's key holds the times its address
+    /// had been retired before it (its name's suffix), for the slot's count when it is
+    /// retired in turn: in the slots rather than in a map by address, as a free retires
+    /// every word of the block.
+    keys: Vec<VarKey>,
+    /// Variables named in the name table so far (the first `named` ids).
+    named: usize,
+    /// Names are made only when asked for ([`Converter::var_name`]), not as variables are
+    /// met.
+    lazy: bool,
     /// A variable name being written (reused: no allocation per variable).
     name: String,
     /// Synchronisation variables by (name space, address); never retired.
     sync: FxHashMap<(u8, u64), u32>,
+}
+
+/// What names a variable: a memory address and the times it had been retired before, or a
+/// synchronisation object's name space and address.
+#[derive(Clone, Copy)]
+enum VarKey {
+    Mem { addr: u64, gen: u32 },
+    Sync { space: u8, addr: u64 },
+}
+
+impl VarKey {
+    fn write_name(self, out: &mut String) {
+        use std::fmt::Write;
+        // Writing to a `String` cannot fail.
+        let _ = match self {
+            VarKey::Mem { addr, gen: 0 } => write!(out, "{addr:#x}"),
+            VarKey::Mem { addr, gen } => write!(out, "{addr:#x}~{gen}"),
+            VarKey::Sync { space, addr } => {
+                let prefix = match space {
+                    ns::RW_W => "rwlock-w",
+                    ns::RW_R => "rwlock-r",
+                    ns::BARRIER => "barrier",
+                    ns::SEM => "sem",
+                    ns::ONCE => "once",
+                    _ => "sync",
+                };
+                write!(out, "{prefix}:{addr:#x}")
+            }
+        };
+    }
+
+    fn gen(self) -> u32 {
+        match self {
+            VarKey::Mem { gen, .. } => gen,
+            VarKey::Sync { .. } => 0,
+        }
+    }
 }
 
 impl Vars {
@@ -110,43 +157,50 @@ impl Vars {
 
     #[cold]
     fn new_mem(&mut self, addr: u64, names: &mut Names) -> u32 {
-        use std::fmt::Write;
-        let g = *self.slot(addr) & !RETIRED;
-        self.name.clear();
-        // Writing to a `String` cannot fail.
-        let _ = match g {
-            0 => write!(self.name, "{addr:#x}"),
-            g => write!(self.name, "{addr:#x}~{g}"),
-        };
-        let v = names.table_mut(NameKind::Var).intern(self.name.as_bytes());
+        let gen = *self.slot(addr) & !RETIRED;
+        let v = self.new_var(VarKey::Mem { addr, gen }, names);
+        *self.slot(addr) = v + 1;
+        v
+    }
+
+    /// A new variable's id: the next one. Unless names are lazy, it is named now.
+    fn new_var(&mut self, key: VarKey, names: &mut Names) -> u32 {
+        let v = self.keys.len() as u32;
         if v >= RETIRED - 1 {
             crate::buf::die(b"racepred-rt: more than 2^31 variables\n");
         }
-        if self.gens.len() <= v as usize {
-            self.gens.resize(v as usize + 1, 0);
+        self.keys.push(key);
+        if !self.lazy {
+            self.name_all(names);
         }
-        self.gens[v as usize] = g;
-        *self.slot(addr) = v + 1;
         v
+    }
+
+    /// Names every variable not named yet, in id order (the name table's ids are ours).
+    fn name_all(&mut self, names: &mut Names) {
+        let table = names.table_mut(NameKind::Var);
+        for (v, key) in self.keys.iter().enumerate().skip(self.named) {
+            self.name.clear();
+            key.write_name(&mut self.name);
+            if table.intern(self.name.as_bytes()) as usize != v {
+                crate::buf::die(b"racepred-rt: variable names out of step with their ids\n");
+            }
+        }
+        self.named = self.keys.len();
     }
 
     fn sync(&mut self, space: u8, addr: u64, names: &mut Names) -> u32 {
         if space == ns::MEM {
             return self.mem(addr, names);
         }
-        *self.sync.entry((space, addr)).or_insert_with(|| {
-            let prefix = match space {
-                ns::RW_W => "rwlock-w",
-                ns::RW_R => "rwlock-r",
-                ns::BARRIER => "barrier",
-                ns::SEM => "sem",
-                ns::ONCE => "once",
-                _ => "sync",
-            };
-            names
-                .table_mut(NameKind::Var)
-                .intern(format!("{prefix}:{addr:#x}").as_bytes())
-        })
+        match self.sync.get(&(space, addr)) {
+            Some(&v) => v,
+            None => {
+                let v = self.new_var(VarKey::Sync { space, addr }, names);
+                self.sync.insert((space, addr), v);
+                v
+            }
+        }
     }
 
     /// `[addr, addr + size)` holds new variables from now on; the variables it held (those
@@ -157,7 +211,7 @@ impl Vars {
             return;
         }
         let (first, last) = (addr >> PAGE_BITS, (end - 1) >> PAGE_BITS);
-        let (dirs, lines, gens) = (&self.dirs, &mut self.lines, &self.gens);
+        let (dirs, lines, keys) = (&self.dirs, &mut self.lines, &self.keys);
         let mut clear = |page: u64, d: u32| {
             for (i, &l) in dirs[d as usize].iter().enumerate() {
                 if l == 0 {
@@ -177,7 +231,7 @@ impl Vars {
                         if let Some(f) = freed.as_deref_mut() {
                             f.push(v);
                         }
-                        *s = RETIRED | (gens[v as usize] + 1);
+                        *s = RETIRED | (keys[v as usize].gen() + 1);
                     }
                 }
             }
@@ -239,6 +293,21 @@ const NO_THREAD: u32 = u32::MAX;
 impl Converter {
     pub fn new() -> Converter {
         Converter::default()
+    }
+
+    /// Makes variable names only when asked for ([`Converter::var_name`]): `names` then
+    /// holds no variable (for a caller that names only the variables it shows).
+    pub fn lazy_var_names(&mut self) {
+        self.vars.lazy = true;
+    }
+
+    /// The name of variable `v`.
+    pub fn var_name(&self, v: u32) -> String {
+        let mut s = String::new();
+        if let Some(&key) = self.vars.keys.get(v as usize) {
+            key.write_name(&mut s);
+        }
+        s
     }
 
     /// Names location `pc` (a return address) `name`, before any record uses it.
@@ -482,5 +551,46 @@ impl Converter {
             }
         };
         Some(Event::new(t, op, target, loc))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Accesses to `0x1000`, its retirement, `0x1000` again, and a barrier's variable.
+    fn run(conv: &mut Converter) -> Vec<u32> {
+        let t = conv.thread(0);
+        let mut vars = Vec::new();
+        let mut access = |conv: &mut Converter, kind, space, addr| {
+            let r = Rec::new(0, kind, space, addr, 0);
+            vars.push(conv.convert_as(t, &r).unwrap().target);
+        };
+        access(conv, Kind::Write, ns::MEM, 0x1000);
+        access(conv, Kind::Read, ns::MEM, 0x1004);
+        access(conv, Kind::Read, ns::MEM, 0x1000);
+        let _ = conv.convert_with(t, &Rec::new(0, Kind::Retire, ns::MEM, 0x1000, 8), |_, _| {
+            Ok::<(), ()>(())
+        });
+        access(conv, Kind::Write, ns::MEM, 0x1000);
+        access(conv, Kind::VWrite, ns::BARRIER, 0x2000);
+        vars
+    }
+
+    #[test]
+    fn lazy_names_are_the_names_made_at_once() {
+        let (mut now, mut lazy) = (Converter::new(), Converter::new());
+        lazy.lazy_var_names();
+        let (a, b) = (run(&mut now), run(&mut lazy));
+        assert_eq!(a, [0, 1, 0, 2, 3]);
+        assert_eq!(a, b);
+        let table = now.names.table(NameKind::Var);
+        let named: Vec<&str> = table.iter().collect();
+        assert_eq!(named, ["0x1000", "0x1004", "0x1000~1", "barrier:0x2000"]);
+        assert_eq!(lazy.names.table(NameKind::Var).len(), 0);
+        for (v, name) in named.iter().enumerate() {
+            assert_eq!(lazy.var_name(v as u32), *name);
+            assert_eq!(now.var_name(v as u32), *name);
+        }
     }
 }

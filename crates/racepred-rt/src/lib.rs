@@ -89,10 +89,13 @@ pub extern "C" fn __tsan_init() {
 /// The trace is written by this library's destructor, which the loader runs at `exit`
 /// after the program's `atexit` handlers and static destructors (and `_exit` writes it
 /// itself).
+#[cfg(not(test))]
 extern "C" fn at_unload() {
     finish::finish();
 }
 
+// Not in the crate's own unit tests, whose test binary records nothing.
+#[cfg(not(test))]
 #[used]
 #[unsafe(link_section = ".fini_array")]
 static FINI: extern "C" fn() = at_unload;

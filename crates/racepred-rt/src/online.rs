@@ -67,7 +67,7 @@ use std::path::Path;
 use racepred::analysis::pacer::{Detector, Pacer, PacerConfig};
 use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
-use racepred::trace::{LocId, NameKind, Names, ThreadId};
+use racepred::trace::{Event, LocId, NameKind, Names, ThreadId};
 
 use crate::buf::{self, ns, Kind, Own, Rec, ThreadBuf};
 use crate::convert::Converter;
@@ -600,8 +600,11 @@ fn decide() -> u8 {
                 .unwrap_or_else(|e| buf::die(format!("racepred-rt: {e}\n").as_bytes())),
         )
     };
+    // Variables are named at the end, those the report shows.
+    let mut conv = Converter::new();
+    conv.lazy_var_names();
     *st = Some(State {
-        conv: Converter::new(),
+        conv,
         engine,
         events: 0,
     });
@@ -771,10 +774,38 @@ pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
     let pcs: Vec<(u64, LocId)> = st.conv.locs().collect();
     let syms = crate::symbols::symbolise(pcs.iter().map(|&(pc, _)| pc));
     let mut names = Names::new();
-    for kind in [NameKind::Thread, NameKind::Var, NameKind::Lock] {
+    for kind in [NameKind::Thread, NameKind::Lock] {
         for n in st.conv.names.table(kind).iter() {
             names.table_mut(kind).intern(n.as_bytes());
         }
+    }
+    // The variables the report shows, named now and numbered in the order of their ids.
+    let shown = |e: &Event| (e.op.target_kind() == NameKind::Var).then_some(e.target);
+    let mut vars: Vec<u32> = (report.pairs.iter())
+        .flat_map(|p| [&p.first_event, &p.second_event])
+        .chain(report.racy_events.iter().map(|e| &e.event))
+        .filter_map(shown)
+        .collect();
+    vars.sort_unstable();
+    vars.dedup();
+    let var_ids: Vec<u32> = (vars.iter())
+        .map(|&v| {
+            names
+                .table_mut(NameKind::Var)
+                .intern(st.conv.var_name(v).as_bytes())
+        })
+        .collect();
+    let fix_var = |e: &mut Event| {
+        if let Some(v) = shown(e) {
+            e.target = var_ids[vars.binary_search(&v).expect("a shown variable")];
+        }
+    };
+    for p in &mut report.pairs {
+        fix_var(&mut p.first_event);
+        fix_var(&mut p.second_event);
+    }
+    for e in &mut report.racy_events {
+        fix_var(&mut e.event);
     }
     let mut remap = vec![LocId::NONE; st.conv.names.table(NameKind::Loc).len()];
     let mut sorted = pcs;
