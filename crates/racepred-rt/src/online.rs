@@ -315,7 +315,16 @@ struct Window {
     /// No window is opened any more: the fast path is off (`$RACEPRED_ONLINE_FAST=0`), or
     /// the run is finishing.
     off: bool,
+    /// Operations of the open window the analysis reserved for the events it is given, as
+    /// a thread reserves for those it counts: `WINDOW` is written once per
+    /// `ANALYSIS_RESERVE` events analysed, not at each (a read-modify-write of the line
+    /// every counting thread loads).
+    held: u64,
 }
+
+/// Operations the analysis reserves at a time. Few: while it holds some the window may
+/// look used up to the threads, which then hand each access over at once.
+const ANALYSIS_RESERVE: u64 = 128;
 
 impl Window {
     /// Counts the accesses `u`'s thread counted since the analysis last looked, as the
@@ -339,27 +348,37 @@ impl Window {
     }
 
     /// Before an event of `u`'s thread is analysed: the thread's counted accesses are
-    /// counted, then the event takes one operation of the window (or, when none is left,
-    /// the window closes and the event is the detector's to place).
+    /// counted, then the event takes one operation of the window, from those the analysis
+    /// reserved (or, when none is left, the window closes and the event is the detector's
+    /// to place).
     #[inline]
     fn claim(&mut self, u: *mut ThreadBuf, det: &mut Detector, events: &mut u64) {
         if !self.open {
             return;
         }
         Window::take(u, det, events);
+        if self.held > 0 {
+            self.held -= 1;
+            return;
+        }
         let mut w = WINDOW.load(Ordering::Acquire);
         loop {
-            if room(w) == 0 {
+            let r = room(w);
+            if r == 0 {
                 self.close(det, events);
                 return;
             }
+            let k = r.min(ANALYSIS_RESERVE);
             match WINDOW.compare_exchange_weak(
                 w,
-                w - (1 << ROOM_SHIFT),
+                w - (k << ROOM_SHIFT),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return,
+                Ok(_) => {
+                    self.held = k - 1;
+                    return;
+                }
                 Err(now) => w = now,
             }
         }
@@ -372,6 +391,9 @@ impl Window {
             return;
         }
         self.gen = (self.gen + 1) & GEN_MASK;
+        // What the analysis reserved and did not use is lost to the window, not to the
+        // period (as a thread's).
+        self.held = 0;
         WINDOW.store(self.gen << GEN_SHIFT, Ordering::SeqCst);
         if !membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) {
             buf::die(b"racepred-rt: membarrier failed after it was registered\n");
