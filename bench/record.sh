@@ -16,7 +16,10 @@
 # (10^8 instrumented reads), and `sparse`, one write per 4 KiB page of 512 MiB. Times are
 # wall-clock seconds, best of RUNS (default 3); peak RSS from GNU time (bash 5 for
 # $EPOCHREALTIME). Prints a markdown table per program: seconds, x native, x tsan, peak
-# RSS, and for `record` the trace's events and size.
+# RSS, and for `record` the trace's events and size. Where the program's instrumentation
+# calls only plain hooks (accesses, calls, returns), a row "empty hooks" runs the
+# ThreadSanitizer binary against a libtsan.so.2 whose every hook returns at once: the cost
+# of the instrumentation's calls alone, which no runtime can go below.
 #
 # Environment: RACEPRED (default target/release/racepred, built if missing).
 
@@ -49,6 +52,22 @@ measure() {
     echo "$best $rss"
 }
 
+# A libtsan.so.2 whose every hook returns at once, for PROG (built with -fsanitize=thread):
+# prints the directory holding it, or nothing if PROG imports a hook that must do its work
+# (an atomic, a memcpy, an interposed pthread call) or the stub does not build. The program
+# run against it pays the instrumentation's calls and nothing else: no runtime can cost less.
+empty_hooks() {
+    local prog=$1 dir="$W/empty-hooks-$(basename "$1")" sym
+    local plain='^__tsan_((unaligned_|volatile_|unaligned_volatile_)?(read|write)[0-9]+(_pc)?|(read|write)_range(_pc)?|func_(entry|exit)|init|vptr_(read|update)|ignore_thread_(begin|end))$'
+    mkdir -p "$dir"
+    : >"$dir/stub.c"
+    for sym in $(nm -D --undefined-only "$prog" | awk '$2 ~ /^__tsan_/ { print $2 }'); do
+        [[ $sym =~ $plain ]] || return 0
+        echo "void $sym(void) {}" >>"$dir/stub.c"
+    done
+    gcc -O2 -shared -fPIC "$dir/stub.c" -o "$dir/libtsan.so.2" 2>/dev/null && echo "$dir"
+}
+
 # table TITLE NATIVE-CMD TSAN-CMD (arrays passed by name)
 table() {
     local title=$1 native=$2 tsan=$3
@@ -67,6 +86,12 @@ table() {
         echo "| $1 | $2 | $x1 | $x2 | $(($3 / 1024)) MiB | $4 |"
     }
     row "native (no -fsanitize)" "$n_s" "$n_m" ""
+    local stub
+    stub=$(empty_hooks "${ts[0]}")
+    if [ -n "$stub" ]; then
+        read -r e_s e_m < <(measure env LD_LIBRARY_PATH="$stub" "${ts[@]}")
+        row "empty hooks (the -fsanitize=thread binary, every hook returning at once)" "$e_s" "$e_m" "the floor"
+    fi
     row "gcc ThreadSanitizer" "$t_s" "$t_m" "race detection"
     read -r r_s r_m < <(measure "$RACEPRED" record -o "$W/t.rpb" -- "${ts[@]}")
     local ev size
