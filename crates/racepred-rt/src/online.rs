@@ -60,7 +60,7 @@
 //! then drops the state unread.
 //!
 
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::ffi::CStr;
 use std::path::Path;
 
@@ -152,6 +152,10 @@ pub struct Counting {
 
 static WINDOW: AtomicU64 = AtomicU64::new(0);
 
+/// Set once the analysis is PACER with this path on: no other analysis opens a window, and
+/// their accesses need not look for one.
+static FAST_PATH: AtomicBool = AtomicBool::new(false);
+
 const LINE_SLOTS: usize = 1 << 18;
 /// Per slot: (line number << 16) | one bit per 4-byte word of the line; 0: none.
 static LINES: [AtomicU64; LINE_SLOTS] = [const { AtomicU64::new(0) }; LINE_SLOTS];
@@ -218,6 +222,9 @@ const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 /// counted).
 #[inline]
 pub fn skip(b: &mut Own, write: bool, addr: usize) -> Skip {
+    if !FAST_PATH.load(Ordering::Relaxed) {
+        return Skip::Record;
+    }
     let c = b.counting();
     let mut res = c.res.load(Ordering::Relaxed);
     if res & 0xffff_ffff == 0 {
@@ -615,6 +622,7 @@ fn decide() -> u8 {
                 || !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED),
             ..Window::default()
         };
+        FAST_PATH.store(!win.off, Ordering::Relaxed);
         Engine::Pacer(Box::new(Pacer::from_options(&opts)), win)
     } else {
         Engine::Other(
@@ -762,6 +770,7 @@ pub fn restart_in_child() {
     core::mem::forget(st.take());
     // The parent's window and variables mean nothing here.
     WINDOW.store(0, Ordering::Release);
+    FAST_PATH.store(false, Ordering::Relaxed);
     for s in LINES.iter() {
         s.store(0, Ordering::Relaxed);
     }
