@@ -87,7 +87,24 @@ static LOCK: AtomicU32 = AtomicU32::new(0);
 struct State {
     conv: Converter,
     engine: Engine,
+    /// Events analysed.
     events: u64,
+    /// Events converted for an analysis but PACER and not yet given to it: they go to it a
+    /// block at a time ([`Analysis::on_events`], the loop it runs offline), given whole
+    /// before the lock is let go.
+    block: Vec<Event>,
+}
+
+/// Events given to the analysis at a time (as the offline driver's blocks).
+const BLOCK: usize = 1024;
+
+/// Gives `block` to `analysis` as the events after the first `events`, and empties it.
+fn run_block(analysis: &mut dyn Analysis, events: &mut u64, block: &mut Vec<Event>) {
+    if !block.is_empty() {
+        analysis.on_events(*events, block);
+        *events += block.len() as u64;
+        block.clear();
+    }
 }
 
 /// The analysis; PACER apart, for its non-sampling fast path.
@@ -637,6 +654,7 @@ fn decide() -> u8 {
         conv,
         engine,
         events: 0,
+        block: Vec::with_capacity(BLOCK),
     });
     MODE.store(ONLINE, Ordering::Release);
     ONLINE
@@ -665,9 +683,12 @@ impl State {
         let events = &mut self.events;
         let (p, win) = match &mut self.engine {
             Engine::Other(analysis) => {
+                let block = &mut self.block;
                 let _ = self.conv.convert_with(t, r, |ev, _| {
-                    analysis.on_event(*events, ev, Side::default());
-                    *events += 1;
+                    block.push(*ev);
+                    if block.len() == BLOCK {
+                        run_block(&mut **analysis, events, block);
+                    }
                     Ok::<(), ()>(())
                 });
                 return;
@@ -710,6 +731,15 @@ impl State {
         // SAFETY: the online lock is held (we have the state); the caller vouches for `b`
         // and `own`.
         unsafe { buf::hand_over(b, own, |r| self.push_as(b, t, r)) };
+        self.run_block();
+    }
+
+    /// Gives the analysis the events converted for it so far (at the end of each hold of
+    /// the lock, so that it has seen every event handed over when the lock is let go).
+    fn run_block(&mut self) {
+        if let Engine::Other(analysis) = &mut self.engine {
+            run_block(&mut **analysis, &mut self.events, &mut self.block);
+        }
     }
 }
 
@@ -754,6 +784,7 @@ pub fn sync(b: &mut Own, r: Rec) {
         _ => {}
     }
     st.push(b.raw(), &r);
+    st.run_block();
 }
 
 /// Held across `fork` (after the atomics' stripe locks, the order in which a hook may
