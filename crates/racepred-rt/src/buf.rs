@@ -632,16 +632,16 @@ pub fn access(write: bool, addr: usize, pc: usize) {
             crate::online::flush(b);
             answer = crate::online::skip(b, write, addr);
         }
+        // An access pends (as `push_now` does online, without its tests).
+        let rec = Rec::new(0, kind, ns::MEM, addr as u64, pc as u64);
         match answer {
-            Skip::Counted => return,
-            Skip::Record | Skip::Flush => {}
+            Skip::Counted => {}
+            Skip::Record | Skip::Flush => b.pend(rec),
             Skip::Now => {
-                push_now(b, kind, ns::MEM, addr, pc);
+                b.pend(rec);
                 crate::online::flush(b);
-                return;
             }
         }
-        push_now(b, kind, ns::MEM, addr, pc)
     });
 }
 

@@ -16,7 +16,8 @@
 //! - [`annotations`]: ThreadSanitizer's annotation interface.
 //! - [`buf`]: per-thread buffers, stamped from one global sequence at synchronisation
 //!   events; [`stream`] merges them by stamp under a watermark and writes the trace while
-//!   the program runs (freeing what it wrote), [`finish`] ends it at exit, [`convert`]
+//!   the program runs (freeing what it wrote; [`offload`] encodes it on a thread of its
+//!   own), [`finish`] ends it at exit, [`convert`]
 //!   names threads, variables and locks, [`symbols`] names locations `file:line:col`.
 //! - [`online`]: `racepred record --online ANALYSIS` — the analysis runs in the program,
 //!   event by event, and its report is written at exit instead of the trace.
@@ -60,6 +61,7 @@ pub mod atomics;
 pub mod buf;
 pub mod convert;
 pub mod finish;
+pub mod offload;
 pub mod online;
 pub mod process;
 pub mod real;

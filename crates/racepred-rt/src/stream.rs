@@ -214,6 +214,10 @@ impl Writer {
     fn open(&mut self) -> racepred::Result<()> {
         let format = Format::from_path(&self.path).unwrap_or(Format::Binary);
         let trace = racepred::trace::write::create(&self.path, format)?;
+        // Encoded beside the rounds where a thread can be made for it.
+        let trace = crate::offload::Offload::new(trace)
+            .map(|o| Box::new(o) as Box<dyn TraceWriter>)
+            .unwrap_or_else(|t| t);
         let _ = std::fs::remove_file(stacks::sidecar(&self.path));
         self.out = Some(Output {
             trace,

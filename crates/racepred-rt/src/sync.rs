@@ -118,7 +118,7 @@ fn thread_of(key: usize) -> Option<u32> {
 }
 
 // SAFETY: the type is the C signature of the function named.
-static REAL_CREATE: Real<
+pub(crate) static REAL_CREATE: Real<
     unsafe extern "C" fn(
         *mut pthread_t,
         *const libc::pthread_attr_t,
@@ -197,7 +197,7 @@ fn joined(th: pthread_t, r: c_int, pc: usize) -> c_int {
 }
 
 // SAFETY: the type is the C signature of the function named.
-static REAL_JOIN: Real<unsafe extern "C" fn(pthread_t, *mut *mut c_void) -> c_int> =
+pub(crate) static REAL_JOIN: Real<unsafe extern "C" fn(pthread_t, *mut *mut c_void) -> c_int> =
     unsafe { Real::new(c"pthread_join") };
 // SAFETY: the type is the C signature of the function named.
 static REAL_TRYJOIN: Real<unsafe extern "C" fn(pthread_t, *mut *mut c_void) -> c_int> =
