@@ -129,7 +129,7 @@ impl Vars {
             if off & 3 == 0 {
                 return &mut self.words[e as usize - 1][off >> 2];
             }
-            self.last.1 = self.to_bytes(addr);
+            self.last.1 = self.widen(addr);
         }
         &mut self.lines[(self.last.1 & !BYTES) as usize - 1][off]
     }
@@ -137,7 +137,7 @@ impl Vars {
     /// Makes `addr`'s word line a byte line; returns its new [`Dir`] entry.
     #[cold]
     #[inline(never)]
-    fn to_bytes(&mut self, addr: u64) -> u32 {
+    fn widen(&mut self, addr: u64) -> u32 {
         let w = *self.line_of(addr) as usize - 1;
         let mut t = [0; LINE];
         for (i, &s) in self.words[w].iter().enumerate() {
