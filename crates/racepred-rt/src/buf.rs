@@ -539,6 +539,73 @@ fn stamp() -> u64 {
     2 * SEQ.load(Ordering::Relaxed)
 }
 
+/// A mutex whose waiters sleep in the kernel (`futex`): 0 free, 1 held, 2 held and a
+/// thread may sleep on it (Drepper's "Futexes Are Tricky"). For locks held long (a batch
+/// analysed, a writer round), where spinning or yielding would take a processor from the
+/// holder, and a sleep of fixed length would wake after it let go.
+pub struct FutexLock(AtomicU32);
+
+/// A hold of a [`FutexLock`], released when dropped.
+pub struct FutexGuard(&'static FutexLock);
+
+impl Default for FutexLock {
+    fn default() -> FutexLock {
+        FutexLock::new()
+    }
+}
+
+impl FutexLock {
+    pub const fn new() -> FutexLock {
+        FutexLock(AtomicU32::new(0))
+    }
+
+    /// `futex(FUTEX_{WAIT,WAKE}_PRIVATE)` on the lock's word.
+    fn futex(&self, op: libc::c_int, val: u32) {
+        // SAFETY: the word is a live, aligned 32-bit atomic; a wait returns at once unless
+        // the word is `val`, and a wake has no precondition.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.0.as_ptr(),
+                op | libc::FUTEX_PRIVATE_FLAG,
+                val,
+                core::ptr::null::<libc::timespec>(),
+            )
+        };
+    }
+
+    pub fn lock(&'static self) -> FutexGuard {
+        // A short spin first: most holds are short.
+        for _ in 0..64 {
+            if let Some(g) = self.try_lock() {
+                return g;
+            }
+            core::hint::spin_loop();
+        }
+        while self.0.swap(2, Ordering::Acquire) != 0 {
+            self.futex(libc::FUTEX_WAIT, 2);
+        }
+        FutexGuard(self)
+    }
+
+    /// Takes the lock if it is free.
+    #[inline]
+    pub fn try_lock(&'static self) -> Option<FutexGuard> {
+        (self.0)
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| FutexGuard(self))
+    }
+}
+
+impl Drop for FutexGuard {
+    fn drop(&mut self) {
+        if (self.0).0.swap(0, Ordering::Release) == 2 {
+            self.0.futex(libc::FUTEX_WAKE, 1);
+        }
+    }
+}
+
 /// A spin lock's hold: taken by [`SpinGuard::lock`], released when dropped.
 pub struct SpinGuard(&'static AtomicBool);
 
@@ -560,26 +627,6 @@ impl SpinGuard {
             }
         }
         SpinGuard(flag)
-    }
-
-    /// Takes `flag`, sleeping between tries: for a lock held for long (the writer's, for a
-    /// round), where spinning or yielding would take the processor from its holder.
-    pub fn lock_sleeping(flag: &'static AtomicBool) -> SpinGuard {
-        // Sleeps doubling from 50 µs to 1 ms: a round takes milliseconds, and each wake-up
-        // is a context switch on a processor the holder may need.
-        let mut ns = 50_000;
-        loop {
-            if let Some(g) = SpinGuard::try_lock(flag) {
-                return g;
-            }
-            let t = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: ns,
-            };
-            // SAFETY: `t` is a valid duration; an interrupted sleep only tries sooner.
-            unsafe { libc::nanosleep(&t, null_mut()) };
-            ns = (ns * 2).min(1_000_000);
-        }
     }
 
     /// Takes `flag` if it is free.

@@ -69,7 +69,7 @@ use racepred::analysis::{create, Analysis, AnalysisKind, AnalysisOptions, Side};
 use racepred::report::{json, text, ReportContext};
 use racepred::trace::{Event, LocId, NameKind, Names, ThreadId};
 
-use crate::buf::{self, ns, Kind, Own, Rec, ThreadBuf};
+use crate::buf::{self, ns, FutexGuard, FutexLock, Kind, Own, Rec, ThreadBuf};
 use crate::convert::Converter;
 
 /// Not decided yet / write a trace / analyse online.
@@ -78,11 +78,10 @@ const RECORD: u8 = 1;
 const ONLINE: u8 = 2;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
-/// The online lock: 0 free, 1 held, 2 held and a thread may sleep on it (the futex mutex of
-/// Drepper's "Futexes Are Tricky"). It is held for a whole batch (up to `CHUNK_RECS`
-/// accesses analysed), so a thread that finds it held sleeps instead of spinning: spinning
-/// or yielding would take a processor from the holder.
-static LOCK: AtomicU32 = AtomicU32::new(0);
+/// The online lock. It is held for a whole batch (up to `CHUNK_RECS` accesses analysed),
+/// so a thread that finds it held sleeps instead of spinning: spinning or yielding would
+/// take a processor from the holder.
+static LOCK: FutexLock = FutexLock::new();
 
 struct State {
     conv: Converter,
@@ -510,57 +509,14 @@ fn forget(addr: u64, size: u64) {
 
 buf::locked_state!(Locked: STATE of State);
 
-/// A hold of [`LOCK`], released when dropped.
-pub struct Hold(());
-
-/// `futex(FUTEX_{WAIT,WAKE}_PRIVATE)` on [`LOCK`].
-fn futex(op: libc::c_int, val: u32) {
-    // SAFETY: `LOCK` is a live, aligned 32-bit word; a wait returns at once unless the
-    // word is `val`, and a wake has no precondition.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            LOCK.as_ptr(),
-            op | libc::FUTEX_PRIVATE_FLAG,
-            val,
-            core::ptr::null::<libc::timespec>(),
-        )
-    };
-}
-
-fn lock() -> Hold {
-    // A short spin first: most holds are one synchronisation event.
-    for _ in 0..64 {
-        if LOCK
-            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            return Hold(());
-        }
-        core::hint::spin_loop();
-    }
-    while LOCK.swap(2, Ordering::Acquire) != 0 {
-        futex(libc::FUTEX_WAIT, 2);
-    }
-    Hold(())
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        if LOCK.swap(0, Ordering::Release) == 2 {
-            futex(libc::FUTEX_WAKE, 1);
-        }
-    }
-}
-
 /// The online lock held, and through it the analysis's state, for as long as it is held.
 struct Locked {
-    _hold: Hold,
+    _hold: FutexGuard,
 }
 
 impl Locked {
     fn new() -> Locked {
-        Locked { _hold: lock() }
+        Locked { _hold: LOCK.lock() }
     }
 }
 
@@ -789,8 +745,8 @@ pub fn sync(b: &mut Own, r: Rec) {
 
 /// Held across `fork` (after the atomics' stripe locks, the order in which a hook may
 /// nest them), so that no other thread is inside the analysis when the process is copied.
-pub fn lock_for_fork() -> Hold {
-    lock()
+pub fn lock_for_fork() -> FutexGuard {
+    LOCK.lock()
 }
 
 /// In a child just forked (the online lock free, no other thread): the analysis state is

@@ -45,7 +45,7 @@
 //! that round looked, so all its events come after what that round wrote).
 //!
 //! **Who writes.** No thread of its own: the thread that fills a buffer chunk runs a round
-//! if no other is running (the writer lock, a spin lock tried once), then frees the chunks
+//! if no other is running (the writer lock, a futex mutex tried once), then frees the chunks
 //! written. A thread with more than [`BACKLOG`] chunks unwritten waits for the lock and
 //! runs a round itself, so producers cannot outrun the writer. The end of the run (exit, a
 //! fatal signal, `exec`) runs a last round with no watermark.
@@ -56,7 +56,7 @@
 //! inside the runtime (`busy`), so the hooks its allocations reach only forward, and no
 //! hook waits for the writer lock while holding an allocator lock.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::Ordering;
 use std::io::{BufRead, BufWriter};
 use std::path::PathBuf;
 
@@ -64,13 +64,13 @@ use racepred::trace::stacks::{self, StacksWriter};
 use racepred::trace::write::TraceWriter;
 use racepred::trace::{Event, Format, NameKind};
 
-use crate::buf::{self, Chunk, Kind, SpinGuard, ThreadBuf, CHUNK_RECS};
+use crate::buf::{self, Chunk, FutexGuard, FutexLock, Kind, ThreadBuf, CHUNK_RECS};
 use crate::convert::Converter;
 
 /// Unwritten chunks a thread may have before it waits to write them itself.
 pub const BACKLOG: usize = 4;
 
-static LOCK: AtomicBool = AtomicBool::new(false);
+static LOCK: FutexLock = FutexLock::new();
 
 buf::locked_state!(Locked: STATE of Writer);
 
@@ -84,20 +84,20 @@ const CANCEL_DISABLE: libc::c_int = 1;
 /// disabled meanwhile: the round writes to the trace file (`write` is a cancellation
 /// point), and a cancellation unwinding out of a hook would end the process.
 struct Locked {
-    _hold: SpinGuard,
+    _hold: FutexGuard,
     cancel: libc::c_int,
 }
 
 impl Locked {
     fn new() -> Locked {
-        Locked::held(SpinGuard::lock(&LOCK))
+        Locked::held(LOCK.lock())
     }
 
     fn try_new() -> Option<Locked> {
-        SpinGuard::try_lock(&LOCK).map(Locked::held)
+        LOCK.try_lock().map(Locked::held)
     }
 
-    fn held(g: SpinGuard) -> Locked {
+    fn held(g: FutexGuard) -> Locked {
         buf::TLS.with(|t| t.writing.set(true));
         let mut cancel = CANCEL_DISABLE;
         // SAFETY: a valid state and out-parameter.
@@ -561,7 +561,7 @@ pub fn chunk_filled(backlog: usize) {
         return;
     }
     let locked = if backlog > BACKLOG {
-        Some(Locked::held(SpinGuard::lock_sleeping(&LOCK)))
+        Some(Locked::new())
     } else {
         Locked::try_new()
     };
@@ -602,8 +602,8 @@ pub fn resume() {
 
 /// Held across `fork` (after the atomics' stripes and the online lock), so that the child's
 /// copy of the writer is not in the middle of a round.
-pub fn lock_for_fork() -> SpinGuard {
-    SpinGuard::lock(&LOCK)
+pub fn lock_for_fork() -> FutexGuard {
+    LOCK.lock()
 }
 
 /// In a child just forked (no other thread, the writer lock free): the writer's state is
