@@ -325,8 +325,10 @@ fn map(len: usize) -> *mut u8 {
 
 /// Written chunks kept for reuse: a chunk taken from here has its pages already mapped in
 /// (a new mapping's pages are faulted in and zeroed by the kernel on first write). Slots
-/// are swapped, so a chunk is taken by one thread only.
-static SPARE: [AtomicPtr<Chunk>; 16] = [const { AtomicPtr::new(null_mut()) }; 16];
+/// are swapped, so a chunk is taken by one thread only. 48 (72 MiB at most): a round frees
+/// the chunks it wrote all at once, and with fewer slots most were unmapped and mapped anew
+/// by the next chunks filled.
+static SPARE: [AtomicPtr<Chunk>; 48] = [const { AtomicPtr::new(null_mut()) }; 48];
 
 fn new_chunk() -> *mut Chunk {
     for s in &SPARE {
