@@ -178,8 +178,24 @@ impl Vars {
         l
     }
 
-    #[inline]
+    /// The variable at `addr`, made if new. Inline: a known word of the line last used (a
+    /// loop's accesses); the rest out of line.
+    #[inline(always)]
     fn mem(&mut self, addr: u64, names: &mut Names) -> u32 {
+        let e = self.last.1;
+        if self.last.0 == (addr >> LINE_BITS) + 1 && e & BYTES == 0 && addr & 3 == 0 {
+            if let Some(w) = self.words.get(e as usize - 1) {
+                let v = w[(addr as usize >> 2) & (LINE / 4 - 1)];
+                if v.wrapping_sub(1) < RETIRED - 1 {
+                    return v - 1;
+                }
+            }
+        }
+        self.mem_slow(addr, names)
+    }
+
+    #[inline(never)]
+    fn mem_slow(&mut self, addr: u64, names: &mut Names) -> u32 {
         let v = *self.slot(addr);
         if v.wrapping_sub(1) < RETIRED - 1 {
             return v - 1;
