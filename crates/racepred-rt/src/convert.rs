@@ -480,7 +480,13 @@ impl Converter {
         self.vars.retire(r.addr, r.low(), Some(&mut freed));
         // Variables are numbered in order of first access: a stable order.
         freed.sort_unstable();
-        let loc = self.loc(pc);
+        // The location is named only if the free writes something: a block the program
+        // never accessed (the C library's or this runtime's own) has no variables, and
+        // naming its free's call site could load a module's whole debug information.
+        let loc = match freed.is_empty() {
+            true => LocId::NONE,
+            false => self.loc(pc),
+        };
         let result = freed
             .iter()
             .try_for_each(|&v| emit(&Event::new(t, Op::Write, v, loc), &self.names));

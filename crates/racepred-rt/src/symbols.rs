@@ -182,10 +182,15 @@ impl Symboliser {
         };
         let m = &self.mods[mi];
         let svma = probe.wrapping_sub(m.bias);
-        let loader = self
-            .loaders
-            .entry(mi)
-            .or_insert_with(|| Dwarf::load(&m.path));
+        // This runtime's own frames (a thread's start routine, a free of its own) are named
+        // `libtsan.so.2+0xOFFSET`: its debug information is tens of megabytes, read whole.
+        let own = Symboliser::name as *const () as usize as u64;
+        let loader = self.loaders.entry(mi).or_insert_with(|| {
+            match m.ranges.iter().any(|&(s, e)| s <= own && own < e) {
+                true => None,
+                false => Dwarf::load(&m.path),
+            }
+        });
         Some(
             loader
                 .as_ref()
