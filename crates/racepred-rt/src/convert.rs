@@ -574,6 +574,20 @@ impl Converter {
         v
     }
 
+    /// The event of record `r` of trace thread `t` if it is a plain read or write (what
+    /// [`Converter::convert_as`] gives for it, without its other cases).
+    #[inline(always)]
+    pub fn access_event(&mut self, t: ThreadId, r: &Rec) -> Option<Event> {
+        let op = match r.kind() {
+            Some(Kind::Read) => Op::Read,
+            Some(Kind::Write) => Op::Write,
+            _ => return None,
+        };
+        let loc = self.loc(r.low());
+        let v = self.vars.mem(r.addr, &mut self.names);
+        Some(Event::new(t, op, v, loc))
+    }
+
     /// The event of record `r` of trace thread `t`, for records of one event (not
     /// [`Kind::Free`] / [`Kind::Retire`]: see [`Converter::convert_with`]).
     #[inline(always)]

@@ -686,7 +686,22 @@ impl State {
         let t = self.conv.thread(unsafe { (*b).tid });
         // SAFETY: the online lock is held (we have the state); the caller vouches for `b`
         // and `own`.
-        unsafe { buf::hand_over(b, own, |r| self.push_as(b, t, r)) };
+        unsafe {
+            buf::hand_over(b, own, |r| {
+                // A plain access for an analysis but PACER (nearly every record): straight
+                // into the block.
+                if let Engine::Other(analysis) = &mut self.engine {
+                    if let Some(ev) = self.conv.access_event(t, r) {
+                        self.block.push(ev);
+                        if self.block.len() == BLOCK {
+                            run_block(&mut **analysis, &mut self.events, &mut self.block);
+                        }
+                        return;
+                    }
+                }
+                self.push_as(b, t, r)
+            })
+        };
         self.run_block();
     }
 
