@@ -27,6 +27,8 @@ const LINE: usize = 1 << LINE_BITS;
 const LINES_PER_PAGE: usize = 1 << (PAGE_BITS - LINE_BITS);
 /// Entries of [`Vars::recent`] (a power of two).
 const RECENT_PAGES: usize = 1024;
+/// Entries of [`Vars::recent_lines`] (a power of two): 64 KiB.
+const RECENT_LINES: usize = 4096;
 
 /// The slots of the addresses of one line, by byte offset: 0 = never accessed, `v + 1` =
 /// variable `v`, [`RETIRED`]` | g` = retired `g` times and not accessed since.
@@ -59,6 +61,10 @@ struct Vars {
     lines: Vec<Line>,
     /// The line last used: (line number + 1, its [`Dir`] entry); 0: none.
     last: (u64, u32),
+    /// Lines recently used, direct-mapped by line number, as `last`: a walk over a tree of
+    /// a few thousand lines (a location changing at every access) finds most of its lines
+    /// here without the page's directory.
+    recent_lines: Vec<(u64, u32)>,
     /// Pages recently used, direct-mapped by page number: (page number + 1, its index in
     /// `dirs`); 0: none. A program walking a pointer structure changes lines at almost
     /// every access, mostly among a few hundred pages: an array lookup, not a hash lookup.
@@ -122,7 +128,7 @@ impl Vars {
         let line = (addr >> LINE_BITS) + 1;
         let off = (addr as usize) & (LINE - 1);
         if self.last.0 != line {
-            self.last = (line, *self.line_of(addr));
+            self.last = (line, self.entry(line, addr));
         }
         let e = self.last.1;
         if e & BYTES == 0 {
@@ -147,7 +153,34 @@ impl Vars {
         // The word line is left unused.
         let e = BYTES | self.lines.len() as u32;
         *self.line_of(addr) = e;
+        let line = (addr >> LINE_BITS) + 1;
+        if let Some(r) = self
+            .recent_lines
+            .get_mut(line as usize & (RECENT_LINES - 1))
+        {
+            if r.0 == line {
+                r.1 = e;
+            }
+        }
         e
+    }
+
+    /// The [`Dir`] entry of line `line` (its number + 1), which holds `addr`: from the
+    /// recent lines, or the page's directory.
+    #[inline]
+    fn entry(&mut self, line: u64, addr: u64) -> u32 {
+        let i = line as usize & (RECENT_LINES - 1);
+        match self.recent_lines.get(i) {
+            Some(&(l, e)) if l == line => e,
+            _ => {
+                let e = *self.line_of(addr);
+                if self.recent_lines.is_empty() {
+                    self.recent_lines = vec![(0, 0); RECENT_LINES];
+                }
+                self.recent_lines[i] = (line, e);
+                e
+            }
+        }
     }
 
     /// `addr`'s line's [`Dir`] entry, made (a word line) if new.
@@ -672,8 +705,9 @@ mod tests {
             let (mut vars, mut names) = (Vars::default(), Names::new());
             let mut map: FxHashMap<u64, Slot> = FxHashMap::default();
             let mut gens: Vec<u32> = Vec::new();
-            let base = 0x7f00_0000_0000u64;
             for _ in 0..20_000 {
+                // Two areas whose lines share the recent lines' entries.
+                let base = 0x7f00_0000_0000u64 + rand(2) * ((RECENT_LINES as u64) << LINE_BITS);
                 let addr = match rand(4) {
                     // Mostly words; sometimes any byte.
                     0 => base + rand(3 * 4096),
