@@ -11,8 +11,9 @@
 //! keeps its own copy of the name tables: each batch carries the names made since the last
 //! one, interned there in the same order, so an id means the same name on both sides.
 //! At most [`IN_FLIGHT`] batches wait for it (the round waits when they are full: memory
-//! stays bounded). [`Offload::finish`] sends what is left, waits for the thread and
-//! returns its first error.
+//! stays bounded). An error writing is handed back at the next batch, so that the round
+//! stops converting as it does when it writes itself; [`Offload::finish`] sends what is
+//! left, waits for the thread and returns its error.
 //!
 //! Where the thread cannot be made, the events are encoded where they were converted, as
 //! without this module.
@@ -66,11 +67,11 @@ struct Encoder {
 
 impl Encoder {
     fn run(mut self) {
-        let mut result = Ok(());
+        let mut failed = false;
         while let Ok(msg) = self.rx.recv() {
             match msg {
                 Msg::Batch(b) => {
-                    if result.is_err() {
+                    if failed {
                         continue;
                     }
                     for (kind, (text, ends)) in NameKind::ALL.into_iter().zip(&b.names) {
@@ -81,12 +82,17 @@ impl Encoder {
                             start = end as usize;
                         }
                     }
-                    result = self.out.write_events(&b.events, &self.names);
+                    if let Err(e) = self.out.write_events(&b.events, &self.names) {
+                        // Said at once: the round stops converting (`Offload::send`).
+                        failed = true;
+                        let _ = self.done.send(Err(e));
+                    }
                 }
                 Msg::Finish => {
-                    let out = core::mem::replace(&mut self.out, Box::new(Closed));
-                    let r = result.and_then(|()| out.finish());
-                    let _ = self.done.send(r);
+                    if !failed {
+                        let out = core::mem::replace(&mut self.out, Box::new(Closed));
+                        let _ = self.done.send(out.finish());
+                    }
                     return;
                 }
             }
@@ -184,8 +190,14 @@ impl Offload {
         }
     }
 
-    /// Hands the batch to the thread (waiting while `IN_FLIGHT` batches wait for it).
+    /// Hands the batch to the thread (waiting while `IN_FLIGHT` batches wait for it), or
+    /// returns the error the thread met writing (then the caller writes no more, as when
+    /// the writer is its own).
     fn send(&mut self) -> Result<()> {
+        // Before `Finish`, the thread says something only when it failed.
+        if let Ok(Err(e)) = self.done.try_recv() {
+            return Err(e);
+        }
         let batch = core::mem::replace(&mut self.batch, Offload::new_batch());
         self.tx
             .send(Msg::Batch(Box::new(batch)))
