@@ -230,6 +230,41 @@ fn program_without_the_runtime_is_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no trace"));
 }
 
+/// An output that cannot be written (here a name for `/dev/full`, as a full disk) ends
+/// `record` with the runtime's reason and exit status 2, in both modes, not with a guess
+/// at why there is no trace.
+#[test]
+fn an_output_that_cannot_be_written_is_an_error_with_its_reason() {
+    let Some(exe) = compile("racy.c") else {
+        return;
+    };
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = fresh_dir("full").unwrap();
+    let full = dir.join("full.rpb");
+    std::os::unix::fs::symlink("/dev/full", &full).unwrap();
+    for (mode, what) in [(&[][..], "trace"), (&["--online", "fasttrack"][..], "report")] {
+        let out = racepred()
+            .arg("record")
+            .args(mode)
+            .arg("-o")
+            .arg(&full)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("its {what} could not be written to"))
+                && err.contains("No space left on device")
+                && !err.contains("was it built with"),
+            "{err}"
+        );
+    }
+}
+
 /// `racepred record --online ANALYSIS ARGS -- PROG`: (the report, on standard error
 /// without the runtime's summary line; the program's standard output).
 fn online(name: &str, analysis: &[&str]) -> Option<(String, Vec<u8>)> {

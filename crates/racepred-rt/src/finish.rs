@@ -48,7 +48,7 @@ pub fn finish() {
                     .as_bytes(),
                 )
             }
-            Err(e) => buf::say(format!("racepred: could not write the report: {e}\n").as_bytes()),
+            Err(e) => failed(&path, "report", &e.to_string()),
         }
         return;
     }
@@ -64,7 +64,19 @@ pub fn finish() {
             )
             .as_bytes(),
         ),
-        Err(e) => buf::say(format!("racepred: could not write the trace: {e}\n").as_bytes()),
+        Err(e) => failed(&path, "trace", &e.to_string()),
+    }
+}
+
+/// Says why the output at `path` could not be written; if it is the one `racepred record`
+/// waits for, tells it too (in `$RACEPRED_RECORD_STATUS`), which then ends with this reason
+/// rather than guessing why there is no output, or taking a partial one for a whole one.
+fn failed(path: &Path, what: &str, why: &str) {
+    buf::say(format!("racepred: could not write the {what}: {why}\n").as_bytes());
+    if env("RACEPRED_RECORD_OUT").is_some_and(|o| Path::new(&o) == path) {
+        if let Some(status) = env("RACEPRED_RECORD_STATUS") {
+            let _ = std::fs::write(status, why);
+        }
     }
 }
 

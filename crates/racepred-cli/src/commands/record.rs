@@ -8,7 +8,9 @@
 //! does not). The runtime writes the trace to `$RACEPRED_RECORD_OUT` as the program runs
 //! (it appears there, complete, at exit);
 //! `$RACEPRED_RECORD_PPID` (this process) tells the program itself from processes it
-//! starts, which write `NAME.PID.EXT` beside the trace.
+//! starts, which write `NAME.PID.EXT` beside the trace. Where the runtime cannot write the
+//! output (a full disk), it says why in `$RACEPRED_RECORD_STATUS`, and `record` ends with
+//! that reason (exit status 2).
 //!
 //! The runtime writes plain traces only (it is built without the library's `compress`
 //! feature): for a `.gz`, `.xz` or `.zst` output it writes into a temporary directory, and
@@ -211,6 +213,7 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
         .env("LD_LIBRARY_PATH", path)
         .env("RACEPRED_RECORD_OUT", &written)
         .env("RACEPRED_RECORD_PPID", std::process::id().to_string())
+        .env("RACEPRED_RECORD_STATUS", dir.join("status"))
         .env_remove("RACEPRED_RECORD_EXECED")
         .env_remove("RACEPRED_ONLINE")
         .env_remove("RACEPRED_RECORD_PRINTS");
@@ -241,6 +244,8 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
     } else {
         Vec::new()
     };
+    // Why the runtime could not write the output, if it said so.
+    let failure = std::fs::read_to_string(dir.join("status")).ok();
     let _ = std::fs::remove_dir_all(&dir);
     let status = status.with_context(|| format!("cannot run {}", program.display()))?;
 
@@ -256,12 +261,19 @@ pub fn record(a: RecordArgs, matches: Option<&clap::ArgMatches>) -> Result<ExitC
         }
         err.flush()?;
     }
+    let what = if a.online.is_some() {
+        "report"
+    } else {
+        "trace"
+    };
+    if let Some(why) = failure {
+        bail!(
+            "{} ran, but its {what} could not be written to {}: {why}",
+            program.display(),
+            output.display()
+        );
+    }
     if after.is_none() || after == before {
-        let what = if a.online.is_some() {
-            "report"
-        } else {
-            "trace"
-        };
         bail!(
             "{} wrote no {what} to {}: was it built with `gcc -fsanitize=thread` (it must load libtsan.so.2; clang links its runtime statically unless given -shared-libsan), and did it end by exit, by returning from main or by a signal whose default action it kept (not SIGKILL)?",
             program.display(),
