@@ -244,7 +244,10 @@ fn an_output_that_cannot_be_written_is_an_error_with_its_reason() {
     let dir = fresh_dir("full").unwrap();
     let full = dir.join("full.rpb");
     std::os::unix::fs::symlink("/dev/full", &full).unwrap();
-    for (mode, what) in [(&[][..], "trace"), (&["--online", "fasttrack"][..], "report")] {
+    for (mode, what) in [
+        (&[][..], "trace"),
+        (&["--online", "fasttrack"][..], "report"),
+    ] {
         let out = racepred()
             .arg("record")
             .args(mode)
