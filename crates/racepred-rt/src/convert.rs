@@ -625,13 +625,16 @@ impl Converter {
     /// [`Kind::Free`] / [`Kind::Retire`]: see [`Converter::convert_with`]).
     #[inline(always)]
     pub fn convert_as(&mut self, t: ThreadId, r: &Rec) -> Option<Event> {
+        if let Some(ev) = self.access_event(t, r) {
+            return Some(ev);
+        }
         let kind = r.kind()?;
         let loc = self.loc(r.low());
         let names = &mut self.names;
         let (op, target) = match kind {
+            // Reads and writes: above.
+            Kind::Read | Kind::Write => return None,
             Kind::Retire | Kind::Free | Kind::FuncEntry | Kind::FuncExit => return None,
-            Kind::Read => (Op::Read, self.vars.mem(r.addr, names)),
-            Kind::Write => (Op::Write, self.vars.mem(r.addr, names)),
             Kind::VRead => (Op::VolatileRead, self.vars.sync(r.ns(), r.addr, names)),
             Kind::VWrite => (Op::VolatileWrite, self.vars.sync(r.ns(), r.addr, names)),
             Kind::Acquire | Kind::Release => {

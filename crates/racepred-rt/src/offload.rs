@@ -66,49 +66,42 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn run(mut self) {
+    fn run(self) {
+        let Encoder {
+            mut out,
+            mut names,
+            rx,
+            done,
+        } = self;
         let mut failed = false;
-        while let Ok(msg) = self.rx.recv() {
+        while let Ok(msg) = rx.recv() {
             match msg {
                 Msg::Batch(b) => {
                     if failed {
                         continue;
                     }
                     for (kind, (text, ends)) in NameKind::ALL.into_iter().zip(&b.names) {
-                        let table = self.names.table_mut(kind);
+                        let table = names.table_mut(kind);
                         let mut start = 0;
                         for &end in ends {
                             table.intern(&text.as_bytes()[start..end as usize]);
                             start = end as usize;
                         }
                     }
-                    if let Err(e) = self.out.write_events(&b.events, &self.names) {
+                    if let Err(e) = out.write_events(&b.events, &names) {
                         // Said at once: the round stops converting (`Offload::send`).
                         failed = true;
-                        let _ = self.done.send(Err(e));
+                        let _ = done.send(Err(e));
                     }
                 }
                 Msg::Finish => {
                     if !failed {
-                        let out = core::mem::replace(&mut self.out, Box::new(Closed));
-                        let _ = self.done.send(out.finish());
+                        let _ = done.send(out.finish());
                     }
                     return;
                 }
             }
         }
-    }
-}
-
-/// The writer once finished.
-struct Closed;
-
-impl TraceWriter for Closed {
-    fn write_event(&mut self, _: &Event, _: &Names, _: Extras<'_>) -> Result<()> {
-        Err(Error::invalid("the trace was already finished"))
-    }
-    fn finish(self: Box<Self>) -> Result<()> {
-        Ok(())
     }
 }
 

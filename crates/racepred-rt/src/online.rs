@@ -97,6 +97,15 @@ struct State {
 /// Events given to the analysis at a time (as the offline driver's blocks).
 const BLOCK: usize = 1024;
 
+/// Adds `ev` to `block`, given to `analysis` when full.
+#[inline]
+fn feed(analysis: &mut dyn Analysis, events: &mut u64, block: &mut Vec<Event>, ev: Event) {
+    block.push(ev);
+    if block.len() == BLOCK {
+        run_block(analysis, events, block);
+    }
+}
+
 /// Gives `block` to `analysis` as the events after the first `events`, and empties it.
 fn run_block(analysis: &mut dyn Analysis, events: &mut u64, block: &mut Vec<Event>) {
     if !block.is_empty() {
@@ -641,10 +650,7 @@ impl State {
             Engine::Other(analysis) => {
                 let block = &mut self.block;
                 let _ = self.conv.convert_with(t, r, |ev, _| {
-                    block.push(*ev);
-                    if block.len() == BLOCK {
-                        run_block(&mut **analysis, events, block);
-                    }
+                    feed(&mut **analysis, events, block, *ev);
                     Ok::<(), ()>(())
                 });
                 return;
@@ -692,10 +698,7 @@ impl State {
                 // into the block.
                 if let Engine::Other(analysis) = &mut self.engine {
                     if let Some(ev) = self.conv.access_event(t, r) {
-                        self.block.push(ev);
-                        if self.block.len() == BLOCK {
-                            run_block(&mut **analysis, &mut self.events, &mut self.block);
-                        }
+                        feed(&mut **analysis, &mut self.events, &mut self.block, ev);
                         return;
                     }
                 }

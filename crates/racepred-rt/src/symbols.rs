@@ -21,6 +21,14 @@ struct Module {
     ranges: Vec<(u64, u64)>,
 }
 
+impl Module {
+    /// Whether this is the runtime itself (the module holding this function's code).
+    fn is_this_runtime(&self) -> bool {
+        let own = Module::is_this_runtime as *const () as usize as u64;
+        self.ranges.iter().any(|&(s, e)| s <= own && own < e)
+    }
+}
+
 unsafe extern "C" fn collect(
     info: *mut libc::dl_phdr_info,
     _size: usize,
@@ -142,8 +150,7 @@ impl Symboliser {
             return false;
         };
         let m = &self.mods[mi];
-        let own = Symboliser::is_runtime_or_libc as *const () as usize as u64;
-        m.ranges.iter().any(|&(s, e)| s <= own && own < e)
+        m.is_this_runtime()
             || m.path
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"))
@@ -184,12 +191,10 @@ impl Symboliser {
         let svma = probe.wrapping_sub(m.bias);
         // This runtime's own frames (a thread's start routine, a free of its own) are named
         // `libtsan.so.2+0xOFFSET`: its debug information is tens of megabytes, read whole.
-        let own = Symboliser::name as *const () as usize as u64;
-        let loader = self.loaders.entry(mi).or_insert_with(|| {
-            match m.ranges.iter().any(|&(s, e)| s <= own && own < e) {
-                true => None,
-                false => Dwarf::load(&m.path),
-            }
+        let loader = (self.loaders.entry(mi)).or_insert_with(|| {
+            (!m.is_this_runtime())
+                .then(|| Dwarf::load(&m.path))
+                .flatten()
         });
         Some(
             loader
