@@ -962,3 +962,86 @@ fn online_pacer_fast_path_changes_no_answer() {
         }
     }
 }
+
+/// Online FastTrack skips, in the hook, the accesses it would skip itself (a thread's
+/// repeated reads and writes between two of its synchronisation events): on a program whose
+/// analysed order is its own (threads one after another, racing), the JSON report (races,
+/// their event numbers, events, counters) is the same as with every access analysed.
+#[test]
+fn online_fasttrack_skipping_repeats_changes_no_answer() {
+    let Some(exe) = compile("repeats.c") else {
+        return;
+    };
+    let dir = fresh_dir("repeats-online").unwrap();
+    let report = |fast: &str| {
+        let json = dir.join(format!("fast{fast}.json"));
+        let out = racepred()
+            .env("RACEPRED_ONLINE_FAST", fast)
+            .args(["record", "--online", "fasttrack", "-o"])
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        // Variables are named by address, which differs from run to run.
+        for g in v["racy_location_groups"].as_array_mut().unwrap() {
+            g.as_object_mut().unwrap().remove("variable");
+        }
+        v
+    };
+    let (all, mut skipping) = (report("0"), report("1"));
+    let skipped = skipping["extra"]
+        .as_object_mut()
+        .unwrap()
+        .remove("same_epoch_skipped_in_hook")
+        .and_then(|v| v.as_u64())
+        .unwrap();
+    assert!(skipped > 100_000, "{skipped} accesses skipped");
+    assert!(all["extra"].get("same_epoch_skipped_in_hook").is_none());
+    assert_eq!(all, skipping);
+    let race = format!("repeats.c:{}:", line_of("repeats.c", "REPEATS-RACE"));
+    assert!(all.to_string().contains(&race), "{all}");
+}
+
+/// Two threads meet at a barrier 2 000 times and race on `x` between meetings. The one
+/// that leaves a round last must not synchronise with the other's arrival at the next
+/// round (with one variable for every round it nearly always did, and every race was
+/// missed): each round's race is found, recorded and online.
+#[test]
+fn a_barrier_round_left_late_does_not_order_the_next_rounds_accesses() {
+    let Some(trace) = record("barrier_rounds.c", "rpb") else {
+        return;
+    };
+    let lines = ["BARRIER-RACE-WRITE", "BARRIER-RACE-READ"]
+        .map(|m| format!("barrier_rounds.c:{}:", line_of("barrier_rounds.c", m)));
+    for analysis in ["hb", "fasttrack"] {
+        let (code, report) = analyze(&trace, analysis);
+        assert_eq!(code, 1, "{analysis}: {report}");
+        let head = format!("{analysis}: 2000 racy events at 2 locations");
+        assert!(report.starts_with(&head), "{analysis}: {report}");
+        for l in &lines {
+            assert!(report.contains(l.as_str()), "{analysis}: {l}\n{report}");
+        }
+    }
+    for fast in ["0", "1"] {
+        let exe = compile("barrier_rounds.c").unwrap();
+        let out = racepred()
+            .env("RACEPRED_ONLINE_FAST", fast)
+            .args(["record", "--online", "fasttrack", "--"])
+            .arg(&exe)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("fasttrack: 2000 racy events at 2 locations"),
+            "online, fast path {fast}: {err}"
+        );
+    }
+}

@@ -166,6 +166,9 @@ pub struct ThreadBuf {
     /// Online PACER: the operations this thread may count without the online lock, and
     /// the accesses it counted ([`crate::online::skip`]).
     pub counting: crate::online::Counting,
+    /// Online FastTrack: the accesses skipped as repeats, and the flag of a thread taking
+    /// this one's pending accesses ([`crate::repeats`]).
+    pub repeats: crate::repeats::Shared,
 }
 
 /// What a thread's buffer knows of the thread itself, written only by that thread.
@@ -185,6 +188,8 @@ pub struct Private {
     /// Chunks this thread has mapped (the writer frees them: the difference is its
     /// backlog).
     made: usize,
+    /// Online FastTrack: the addresses of the thread's current run ([`crate::repeats`]).
+    repeats: crate::repeats::Repeats,
 }
 
 /// The calling thread's own buffer while the thread is inside the runtime: made only by
@@ -305,7 +310,7 @@ pub fn die(msg: &[u8]) -> ! {
 }
 
 /// Maps `len` zeroed bytes.
-fn map(len: usize) -> *mut u8 {
+pub(crate) fn map(len: usize) -> *mut u8 {
     // SAFETY: a new private anonymous mapping, touching no existing memory.
     let p = unsafe {
         libc::mmap(
@@ -512,7 +517,15 @@ pub fn push_now(b: &mut Own, kind: Kind, ns: u8, addr: usize, pc: usize) {
     if crate::online::online() {
         let rec = Rec::new(0, kind, ns, addr as u64, pc as u64);
         match kind {
-            Kind::Read | Kind::Write => b.pend(rec),
+            Kind::Read | Kind::Write => {
+                // A memory access is a repeat or joins the thread's run (another namespace
+                // is other variables).
+                let repeat =
+                    ns == ns::MEM && crate::repeats::on() && b.repeated(kind == Kind::Write, addr);
+                if !repeat {
+                    b.pend(rec)
+                }
+            }
             _ => crate::online::sync(b, rec),
         }
         return;
@@ -674,6 +687,10 @@ pub fn access(write: bool, addr: usize, pc: usize) {
             b.push(Rec::new(stamp(), kind, ns::MEM, addr as u64, pc as u64));
             return;
         }
+        // Online FastTrack: a repeat within the thread's run is only counted.
+        if crate::repeats::on() && b.repeated(write, addr) {
+            return;
+        }
         // Online PACER outside sampling periods: most accesses are only counted.
         use crate::online::Skip;
         let mut answer = crate::online::skip(b, write, addr);
@@ -720,6 +737,29 @@ impl Own {
         unsafe { &(*self.0).counting }
     }
 
+    /// Online FastTrack: whether the thread's access is a repeat within its run, to skip
+    /// ([`crate::repeats`]); if not, the caller records it.
+    #[inline(always)]
+    pub fn repeated(&mut self, write: bool, addr: usize) -> bool {
+        // SAFETY: the calling thread's mapped buffer: its `own` is this thread's alone
+        // (`&mut self`), `consumed` and `repeats` are atomics; disjoint fields.
+        let (own, consumed, shared) = unsafe {
+            (
+                &mut (*self.0).own.repeats,
+                &(*self.0).consumed,
+                &(*self.0).repeats,
+            )
+        };
+        own.check(write, addr, consumed, shared)
+    }
+
+    /// Online FastTrack: the thread's batch was handed over: its next accesses are a new
+    /// run ([`crate::repeats`]).
+    #[inline]
+    pub fn new_run(&mut self) {
+        self.state().repeats.new_run();
+    }
+
     /// Online mode: how many accesses of the thread are pending (0: all it did is with
     /// the analysis).
     #[inline]
@@ -731,8 +771,11 @@ impl Own {
 
     /// Online mode: appends an access to the thread's pending batch (its first chunk),
     /// handing the batch to the analysis first when it is full ([`crate::online`]).
+    ///
+    /// The accesses skipped as repeats since the thread's last record ride on this one
+    /// (its `seq`, unused online).
     #[inline]
-    fn pend(&mut self, rec: Rec) {
+    fn pend(&mut self, mut rec: Rec) {
         // SAFETY: `first` never changes; the owner alone appends to the batch and resets
         // its length (under the online lock, in `flush`); a slot past the published
         // length is read by no one until the release store publishes it.
@@ -743,8 +786,10 @@ impl Own {
                 crate::online::flush(self);
                 n = 0;
             }
+            rec.seq = (*self.0).repeats.take_gap();
             (*c).recs.as_mut_ptr().add(n).write(rec);
             (*c).len.store(n + 1, Ordering::Release);
+            (*self.0).own.repeats.recorded();
         }
     }
 }
@@ -762,6 +807,12 @@ pub unsafe fn hand_over(b: *mut ThreadBuf, own: bool, mut f: impl FnMut(&Rec)) {
     // batch only under it); `consumed` is only touched under the lock.
     unsafe {
         let c = (*b).first;
+        if !own {
+            // The taker's side of the handshake of `crate::repeats`: the flag, then the
+            // length.
+            (*b).repeats.consuming.store(true, Ordering::SeqCst);
+            core::sync::atomic::fence(Ordering::SeqCst);
+        }
         let n = (*c).len.load(Ordering::Acquire);
         let from = (*b).consumed.load(Ordering::Relaxed).min(n);
         for r in core::slice::from_raw_parts((*c).recs.as_ptr().add(from), n - from) {
@@ -772,6 +823,7 @@ pub unsafe fn hand_over(b: *mut ThreadBuf, own: bool, mut f: impl FnMut(&Rec)) {
             (*c).len.store(0, Ordering::Release);
         } else {
             (*b).consumed.store(n, Ordering::Relaxed);
+            (*b).repeats.consuming.store(false, Ordering::Release);
         }
     }
 }
@@ -816,6 +868,7 @@ pub fn restart_in_child(pc: usize) {
         // Acquired again below.
         let held = core::mem::replace(&mut kept.held, Held::EMPTY);
         kept.made = 1;
+        kept.repeats.new_run();
         *nb.state() = kept;
         for &m in held.as_slice() {
             push_now(&mut nb, Kind::Acquire, ns::MEM, m, pc);
@@ -832,6 +885,7 @@ impl Default for Private {
             release_fenced: false,
             held: Held::EMPTY,
             made: 0,
+            repeats: crate::repeats::Repeats::default(),
         }
     }
 }
@@ -863,9 +917,12 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
     let words = (end - first).div_ceil(4) as u64;
     with_access(|b| {
         if crate::online::online() {
+            let repeats = crate::repeats::on();
             for i in 0..words {
-                let a = (first + 4 * i as usize) as u64;
-                b.pend(Rec::new(0, kind, ns::MEM, a, pc as u64));
+                let a = first + 4 * i as usize;
+                if !(repeats && b.repeated(write, a)) {
+                    b.pend(Rec::new(0, kind, ns::MEM, a as u64, pc as u64));
+                }
             }
             return;
         }

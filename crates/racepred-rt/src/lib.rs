@@ -20,7 +20,8 @@
 //!   own), [`finish`] ends it at exit, [`convert`]
 //!   names threads, variables and locks, [`symbols`] names locations `file:line:col`.
 //! - [`online`]: `racepred record --online ANALYSIS` — the analysis runs in the program,
-//!   event by event, and its report is written at exit instead of the trace.
+//!   event by event, and its report is written at exit instead of the trace; [`repeats`]
+//!   skips in the hook the accesses online FastTrack would skip.
 //!
 //! Rules every hook follows:
 //!
@@ -65,6 +66,7 @@ pub mod offload;
 pub mod online;
 pub mod process;
 pub mod real;
+pub mod repeats;
 pub mod stream;
 pub mod symbols;
 pub mod sync;

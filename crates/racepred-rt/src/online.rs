@@ -37,6 +37,11 @@
 //! was counted (the argument is at [`skip`]); `$RACEPRED_ONLINE_FAST=0` turns the path off
 //! (every access analysed, as for the other analyses).
 //!
+//! **FastTrack's repeats.** A thread's access that FastTrack would skip (a read of a
+//! variable it read since its last write of it, or a write of one it wrote, since its
+//! batch was last handed over) is only counted by the hook ([`crate::repeats`]): same
+//! answers, event numbers included; `$RACEPRED_ONLINE_FAST=0` turns this off too.
+//!
 //! Configuration (set by `racepred record`, read at the first event):
 //! `$RACEPRED_ONLINE` = `fasttrack` | `pacer` | `hb`; PACER's
 //! `$RACEPRED_ONLINE_RATE` (default 1), `$RACEPRED_ONLINE_PERIOD` (operations per sampling
@@ -92,6 +97,9 @@ struct State {
     /// block at a time ([`Analysis::on_events`], the loop it runs offline), given whole
     /// before the lock is let go.
     block: Vec<Event>,
+    /// Accesses skipped in the hook as FastTrack's same-epoch repeats ([`crate::repeats`]),
+    /// counted in `events`.
+    skipped: u64,
 }
 
 /// Events given to the analysis at a time (as the offline driver's blocks).
@@ -607,6 +615,10 @@ fn decide() -> u8 {
         FAST_PATH.store(!win.off, Ordering::Relaxed);
         Engine::Pacer(Box::new(Pacer::from_options(&opts)), win)
     } else {
+        crate::repeats::ON.store(
+            kind == AnalysisKind::FastTrack && number(c"RACEPRED_ONLINE_FAST", 1u8) != 0,
+            Ordering::Relaxed,
+        );
         Engine::Other(
             create(kind, &opts)
                 .unwrap_or_else(|e| buf::die(format!("racepred-rt: {e}\n").as_bytes())),
@@ -620,6 +632,7 @@ fn decide() -> u8 {
         engine,
         events: 0,
         block: Vec::with_capacity(BLOCK),
+        skipped: 0,
     });
     MODE.store(ONLINE, Ordering::Release);
     ONLINE
@@ -697,6 +710,12 @@ impl State {
                 // A plain access for an analysis but PACER (nearly every record): straight
                 // into the block.
                 if let Engine::Other(analysis) = &mut self.engine {
+                    if r.seq != 0 {
+                        // Accesses skipped as repeats just before this one: numbered here.
+                        run_block(&mut **analysis, &mut self.events, &mut self.block);
+                        self.events += r.seq;
+                        self.skipped += r.seq;
+                    }
                     if let Some(ev) = self.conv.access_event(t, r) {
                         feed(&mut **analysis, &mut self.events, &mut self.block, ev);
                         return;
@@ -706,6 +725,17 @@ impl State {
             })
         };
         self.run_block();
+        if own {
+            self.take_gap(b);
+        }
+    }
+
+    /// Numbers the accesses `b`'s thread skipped as repeats after its last record.
+    fn take_gap(&mut self, b: *mut ThreadBuf) {
+        // SAFETY: a registered buffer: mapped; `repeats` is atomics.
+        let g = unsafe { (*b).repeats.take_gap() };
+        self.events += g;
+        self.skipped += g;
     }
 
     /// Gives the analysis the events converted for it so far (at the end of each hold of
@@ -720,6 +750,7 @@ impl State {
 /// The calling thread's batch of accesses is full: analyse it.
 pub fn flush(b: &mut Own) {
     let mut st = Locked::new();
+    b.new_run();
     match st.as_mut() {
         // SAFETY: `b` is the caller's own buffer.
         Some(st) => unsafe { st.drain(b.raw(), true) },
@@ -737,6 +768,7 @@ pub fn sync(b: &mut Own, r: Rec) {
     let Some(st) = locked.as_mut() else { return };
     // SAFETY: `b` is the caller's own buffer.
     unsafe { st.drain(b.raw(), true) };
+    b.new_run();
     match r.kind() {
         Some(Kind::Join) => {
             // The joined thread has ended: its buffer is still.
@@ -776,6 +808,7 @@ pub fn restart_in_child() {
     // The parent's window and variables mean nothing here.
     WINDOW.store(0, Ordering::Release);
     FAST_PATH.store(false, Ordering::Relaxed);
+    crate::repeats::ON.store(false, Ordering::Relaxed);
     for s in LINES.iter() {
         s.store(0, Ordering::Relaxed);
     }
@@ -802,9 +835,15 @@ pub fn finish(path: &Path) -> Option<std::io::Result<(u64, usize)>> {
     for b in buf::threads() {
         // SAFETY: a registered buffer, not marked as emptied (`own` false).
         unsafe { st.drain(b, false) };
+        st.take_gap(b);
     }
     let mut report = st.engine.analysis().finish(&st.conv.names);
     report.events = st.events;
+    if crate::repeats::on() {
+        report
+            .extra
+            .insert("same_epoch_skipped_in_hook".into(), st.skipped.into());
+    }
 
     // Symbolise locations and move the report onto the final location names.
     let pcs: Vec<(u64, LocId)> = st.conv.locs().collect();

@@ -21,7 +21,7 @@
 //! | rwlock read lock (all variants) | `vr(rwlock-w:rw)` |
 //! | rwlock unlock | writer: `vw(rwlock-w:rw)`, `rel(rw)`; reader: `vw(rwlock-r:rw)` |
 //! | cond wait, timedwait, clockwait | `rel(m)`, the real wait, `acq(m)` (also when the thread is cancelled in the wait) |
-//! | barrier wait | `vw(barrier:b)` before, `vr(barrier:b)` after |
+//! | barrier wait | `vw(barrier:b)` before, `vr(barrier:b)` after; `b + 1` instead of `b` in odd rounds (`pthread_barrier_init` keeps the count) |
 //! | `sem_post` | `vw(sem:s)`; `sem_wait` & co: `vr(sem:s)` when it succeeds |
 //! | `pthread_once` | the routine's end `vw(once:o)`; every return `vr(once:o)` |
 //! | `__cxa_guard_release` / `_acquire` | `vw(g)` / `vr(g)` (as the inline guard check's atomic load) |
@@ -555,12 +555,103 @@ static REAL_SEM_POST: Real<unsafe extern "C" fn(Sem) -> c_int> = unsafe { Real::
 static REAL_ONCE: Real<unsafe extern "C" fn(Once, extern "C" fn()) -> c_int> =
     unsafe { Real::new(c"pthread_once") };
 
+// SAFETY: the type is the C signature of the function named.
+static REAL_BARRIER_INIT: Real<unsafe extern "C" fn(Barrier, *const c_void, u32) -> c_int> =
+    unsafe { Real::new(c"pthread_barrier_init") };
+
+/// A barrier's rounds. One variable for every round would let a thread that leaves round
+/// `g` late (its `vr` after the real wait returned) join what a faster thread wrote at
+/// round `g + 1` (its `vw` before it waits again): the faster thread's accesses between the
+/// two rounds would seem to happen before the slower one's, and a race between them be
+/// missed. So round `g` uses the variable `barrier:b` if `g` is even and `barrier:b+1` if
+/// odd. Two suffice: a thread writes round `g + 2`'s only after every thread of round
+/// `g + 1` arrived, each after its `vr` of round `g`. The round of an arrival is its number
+/// (counted here, before the real wait) divided by the barrier's count (kept at
+/// `pthread_barrier_init`): every arrival of round `g` comes before any of round `g + 1`.
+/// A barrier whose count is not known (more than `BARRIERS` initialised) keeps one
+/// variable, as before.
+struct BarrierSlot {
+    addr: AtomicUsize,
+    count: AtomicU32,
+    arrivals: AtomicUsize,
+}
+
+const BARRIERS: usize = 1024;
+static BARRIER_ROUNDS: [BarrierSlot; BARRIERS] = [const {
+    BarrierSlot {
+        addr: AtomicUsize::new(0),
+        count: AtomicU32::new(0),
+        arrivals: AtomicUsize::new(0),
+    }
+}; BARRIERS];
+
+/// The slot of barrier `b`: the one holding it, or (`make`) a free one taken for it.
+fn barrier_slot(b: usize, make: bool) -> Option<&'static BarrierSlot> {
+    let start = (b >> 5).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54;
+    for i in 0..BARRIERS {
+        let s = &BARRIER_ROUNDS[(start + i) & (BARRIERS - 1)];
+        match s.addr.load(Ordering::Acquire) {
+            a if a == b => return Some(s),
+            0 if make => match s
+                .addr
+                .compare_exchange(0, b, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(s),
+                Err(a) if a == b => return Some(s),
+                Err(_) => {}
+            },
+            0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+unsafe extern "C" fn barrier_init_impl(
+    b: Barrier,
+    attr: *const c_void,
+    count: u32,
+    _pc: usize,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on to the function it meant to call.
+    let r = unsafe { REAL_BARRIER_INIT.get()(b, attr, count) };
+    if r == 0 {
+        match barrier_slot(b as usize, true) {
+            Some(s) => {
+                // Before the barrier is used (its initialisation happens before its waits).
+                s.count.store(count, Ordering::Relaxed);
+                s.arrivals.store(0, Ordering::Release);
+            }
+            None => crate::buf::say(
+                b"racepred-rt: more than 1024 barriers: the rounds of the others are not told apart\n",
+            ),
+        }
+    }
+    r
+}
+hook!("rcx", fn pthread_barrier_init(b: Barrier, attr: *const c_void, count: u32) -> c_int => barrier_init_impl);
+
+/// The variable of the round barrier `b` is arriving at: `b` or `b + 1` (see
+/// [`BarrierSlot`]).
+fn barrier_round_var(b: usize) -> usize {
+    match barrier_slot(b, false) {
+        Some(s) => {
+            let count = s.count.load(Ordering::Relaxed).max(1) as usize;
+            let i = s.arrivals.fetch_add(1, Ordering::AcqRel);
+            b + (i / count) % 2
+        }
+        None => b,
+    }
+}
+
 unsafe extern "C" fn barrier_wait_impl(b: Barrier, pc: usize) -> c_int {
-    record(Kind::VWrite, ns::BARRIER, b as usize, pc);
+    // Every arrival counts, recorded or not, or the rounds would be miscounted.
+    let var = barrier_round_var(b as usize);
+    record(Kind::VWrite, ns::BARRIER, var, pc);
     // SAFETY: the caller's arguments, passed on to the function it meant to call.
     let r = unsafe { REAL_BARRIER_WAIT.get()(b) };
     if r == 0 || r == libc::PTHREAD_BARRIER_SERIAL_THREAD {
-        record(Kind::VRead, ns::BARRIER, b as usize, pc);
+        record(Kind::VRead, ns::BARRIER, var, pc);
     }
     r
 }
