@@ -597,3 +597,27 @@ fn values_outside_java_are_refused() {
         "{err}"
     );
 }
+
+/// A `CyclicBarrier` and a `Phaser` met 500 times each by two threads racing between the
+/// meetings: the thread leaving a round last must not synchronise with the other's
+/// arrival at the next round. `hb` finds every round's race (one racy event a round) at
+/// all four marked lines.
+#[test]
+fn barrier_rounds_left_late_do_not_order_the_next_rounds_accesses() {
+    let class = "BarrierRoundsRacy";
+    let Some(trace) = record(class, "rpb") else {
+        return;
+    };
+    let (code, found) = analyze(&trace);
+    assert_eq!(code, 1, "{found:?}");
+    let expected = marked(&format!("{class}.java"));
+    let hb = &found.iter().find(|(a, _)| a == "hb").unwrap().1;
+    assert_eq!(hb, &expected);
+    let out = racepred()
+        .args(["analyze", "--json", "-a", "hb"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["summary"]["racy_events"], 1000, "{}", json["summary"]);
+}

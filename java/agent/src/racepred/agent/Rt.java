@@ -467,20 +467,62 @@ public final class Rt {
     // analyses such as WCP, though a barrier or latch waits for every party).
 
     private static void released(Object o, int loc) {
-        ThreadBuffer b = BUF.get();
-        parties(o).add(b.thread);
-        b.add(VW, SYNC, loc, b.idOf(o), b.thread + 1);
+        releasedIn(o, loc, 0);
     }
 
     private static void acquired(Object o, int loc) {
+        acquiredIn(o, loc, 0);
+    }
+
+    // A barrier's (or phaser's) rounds alternate between two sets of these variables, the
+    // odd rounds' flagged ODD: with one set, a thread that leaves round g late (its vr after
+    // the wait returned) would read another party's arrival at round g + 1 (its vw before it
+    // waits again), and that party's accesses between the rounds would seem to happen
+    // before its own. Two suffice: a party arrives at round g + 2 only after every party
+    // arrived at round g + 1, each after its vr of round g.
+
+    /** Flags the variables of a barrier's odd rounds (in the {@code x} of a SYNC event). */
+    static final long ODD = 1L << 40;
+
+    private static void releasedIn(Object o, int loc, long round) {
+        ThreadBuffer b = BUF.get();
+        parties(o).add(b.thread);
+        b.add(VW, SYNC, loc, b.idOf(o), (b.thread + 1) | (round & 1) * ODD);
+    }
+
+    private static void acquiredIn(Object o, int loc, long round) {
         ThreadBuffer b = BUF.get();
         long id = b.idOf(o);
         java.util.Set<Long> ps = parties(o);
         synchronized (ps) {
             for (long t : ps) {
-                b.add(VR, SYNC, loc, id, t + 1);
+                b.add(VR, SYNC, loc, id, (t + 1) | (round & 1) * ODD);
             }
         }
+    }
+
+    /**
+     * Arrivals at each {@code CyclicBarrier} (identity keys): the round of an arrival is its
+     * number divided by the parties (every arrival of a round comes before any of the
+     * next). Negative once the barrier broke (a reset, a timeout, an interrupt): its rounds
+     * are no longer counted, and all of them use the even variables, as one round would.
+     */
+    private static final Map<Object, java.util.concurrent.atomic.AtomicLong> ARRIVALS =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    private static java.util.concurrent.atomic.AtomicLong arrivals(CyclicBarrier c) {
+        synchronized (ARRIVALS) {
+            return ARRIVALS.computeIfAbsent(c, k -> new java.util.concurrent.atomic.AtomicLong());
+        }
+    }
+
+    private static long arrive(CyclicBarrier c) {
+        long n = arrivals(c).getAndIncrement();
+        return n < 0 ? 0 : n / c.getParties();
+    }
+
+    private static void broke(CyclicBarrier c) {
+        arrivals(c).set(Long.MIN_VALUE / 2);
     }
 
     public static void countDown(CountDownLatch l, int loc) {
@@ -566,58 +608,80 @@ public final class Rt {
         return ok;
     }
 
-    /** Every party's arrival (vw) comes before every party's departure (vr). */
+    /** Every party's arrival (vw) comes before every party's departure (vr) of a round. */
     public static int await(CyclicBarrier c, int loc)
             throws InterruptedException, BrokenBarrierException {
-        released(c, loc);
-        int r = c.await();
-        acquired(c, loc);
+        long round = arrive(c);
+        releasedIn(c, loc, round);
+        int r;
+        try {
+            r = c.await();
+        } catch (InterruptedException | BrokenBarrierException | RuntimeException e) {
+            broke(c);
+            throw e;
+        }
+        acquiredIn(c, loc, round);
         return r;
     }
 
     public static int await(CyclicBarrier c, long time, TimeUnit unit, int loc)
             throws InterruptedException, BrokenBarrierException, TimeoutException {
-        released(c, loc);
-        int r = c.await(time, unit);
-        acquired(c, loc);
+        long round = arrive(c);
+        releasedIn(c, loc, round);
+        int r;
+        try {
+            r = c.await(time, unit);
+        } catch (InterruptedException | BrokenBarrierException | TimeoutException
+                | RuntimeException e) {
+            broke(c);
+            throw e;
+        }
+        acquiredIn(c, loc, round);
         return r;
     }
 
-    /** A phaser's arrivals (vw) come before the departures of the phases they end (vr). */
+    /**
+     * A phaser's arrivals (vw) come before the departures of the phases they end (vr); the
+     * phase's parity picks the variables, as a barrier's round does. A party's phase does
+     * not change before it arrives, so {@code getPhase()} before the arrival is the arrival's
+     * phase. (A thread that awaits a phase without being a party may leave so late that the
+     * phase two after has begun: it then reads those arrivals too.)
+     */
     public static int arrive(java.util.concurrent.Phaser p, int loc) {
-        released(p, loc);
+        releasedIn(p, loc, p.getPhase());
         return p.arrive();
     }
 
     public static int arriveAndDeregister(java.util.concurrent.Phaser p, int loc) {
-        released(p, loc);
+        releasedIn(p, loc, p.getPhase());
         return p.arriveAndDeregister();
     }
 
     public static int arriveAndAwaitAdvance(java.util.concurrent.Phaser p, int loc) {
-        released(p, loc);
+        int phase = p.getPhase();
+        releasedIn(p, loc, phase);
         int r = p.arriveAndAwaitAdvance();
-        acquired(p, loc);
+        acquiredIn(p, loc, phase);
         return r;
     }
 
     public static int awaitAdvance(java.util.concurrent.Phaser p, int phase, int loc) {
         int r = p.awaitAdvance(phase);
-        acquired(p, loc);
+        acquiredIn(p, loc, phase);
         return r;
     }
 
     public static int awaitAdvanceInterruptibly(java.util.concurrent.Phaser p, int phase,
             int loc) throws InterruptedException {
         int r = p.awaitAdvanceInterruptibly(phase);
-        acquired(p, loc);
+        acquiredIn(p, loc, phase);
         return r;
     }
 
     public static int awaitAdvanceInterruptibly(java.util.concurrent.Phaser p, int phase,
             long time, TimeUnit unit, int loc) throws InterruptedException, TimeoutException {
         int r = p.awaitAdvanceInterruptibly(phase, time, unit);
-        acquired(p, loc);
+        acquiredIn(p, loc, phase);
         return r;
     }
 

@@ -194,7 +194,9 @@ final class TraceWriter {
             case Rt.FIELD: return Registry.fieldName((int) b) + "@" + a;
             case Rt.STATIC: return Registry.fieldName((int) b);
             case Rt.ELEM: return className(a) + "@" + a + "[" + b + "]";
-            case Rt.SYNC: return className(a) + "@" + a + (b > 0 ? ".from@" + (b - 1) : "");
+            case Rt.SYNC: return className(a) + "@" + a
+                    + (b > 0 ? ".from@" + ((b & ~Rt.ODD) - 1) : "")
+                    + ((b & Rt.ODD) != 0 ? ".odd" : "");
             case Rt.INIT: return className(a) + "@" + a + ".init";
             default: return className(a) + "@" + a;
         }
