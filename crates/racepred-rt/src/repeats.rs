@@ -4,7 +4,7 @@
 //! for a read of `x` by thread `t` when `t` already read `x` in its current epoch
 //! ([READ SAME EPOCH], [READ SHARED SAME EPOCH]) and nothing for a write when `t` already
 //! wrote `x` in it ([WRITE SAME EPOCH]). Most accesses of a loop over the same data between
-//! two synchronisation events are such repeats (96% of a Barnes–Hut run's), and online each
+//! two synchronisation events are such repeats (94% of a Barnes–Hut run's), and online each
 //! one costs a record, its conversion under the analysis lock and the analysis's check.
 //! Here the hook recognises them and only counts them.
 //!
