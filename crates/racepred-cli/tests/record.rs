@@ -920,6 +920,27 @@ fn a_vectors_destruction_is_shown_with_the_function_that_destroyed_it() {
     }
 }
 
+/// `racepred record --online ONLINE… -o JSON -- EXE` with `$RACEPRED_ONLINE_FAST` set to
+/// `fast` (the runtime's fast paths on or off): the JSON report.
+fn online_json(exe: &Path, online: &[&str], fast: &str, json: &Path) -> serde_json::Value {
+    let out = racepred()
+        .env("RACEPRED_ONLINE_FAST", fast)
+        .args(["record", "--online"])
+        .args(online)
+        .arg("-o")
+        .arg(json)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
 /// Online PACER's fast path (accesses outside sampling periods to variables without
 /// metadata counted without the analysis's lock) changes no answer: on a program whose
 /// analysed order is its own (threads one after another), the JSON report (races, events,
@@ -932,25 +953,8 @@ fn online_pacer_fast_path_changes_no_answer() {
     let dir = fresh_dir("pacer-window").unwrap();
     let report = |fast: &str, rate: &str, period: &str| {
         let json = dir.join(format!("fast{fast}-{rate}-{period}.json"));
-        let out = racepred()
-            .env("RACEPRED_ONLINE_FAST", fast)
-            .args([
-                "record", "--online", "pacer", "--rate", rate, "--period", period,
-            ])
-            .args(["--seed", "3", "-o"])
-            .arg(&json)
-            .arg("--")
-            .arg(&exe)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        v
+        let online = ["pacer", "--rate", rate, "--period", period, "--seed", "3"];
+        online_json(&exe, &online, fast, &json)
     };
     for (rate, period) in [("0.3", "50"), ("0.1", "1000"), ("0.5", "7"), ("0", "100")] {
         let (slow, fast) = (report("0", rate, period), report("1", rate, period));
@@ -975,21 +979,7 @@ fn online_fasttrack_skipping_repeats_changes_no_answer() {
     let dir = fresh_dir("repeats-online").unwrap();
     let report = |fast: &str| {
         let json = dir.join(format!("fast{fast}.json"));
-        let out = racepred()
-            .env("RACEPRED_ONLINE_FAST", fast)
-            .args(["record", "--online", "fasttrack", "-o"])
-            .arg(&json)
-            .arg("--")
-            .arg(&exe)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let mut v = online_json(&exe, &["fasttrack"], fast, &json);
         // Variables are named by address, which differs from run to run.
         for g in v["racy_location_groups"].as_array_mut().unwrap() {
             g.as_object_mut().unwrap().remove("variable");
