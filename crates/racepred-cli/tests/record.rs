@@ -1020,8 +1020,8 @@ fn a_barrier_round_left_late_does_not_order_the_next_rounds_accesses() {
             assert!(report.contains(l.as_str()), "{analysis}: {l}\n{report}");
         }
     }
+    let exe = compile("barrier_rounds.c").unwrap();
     for fast in ["0", "1"] {
-        let exe = compile("barrier_rounds.c").unwrap();
         let out = racepred()
             .env("RACEPRED_ONLINE_FAST", fast)
             .args(["record", "--online", "fasttrack", "--"])

@@ -520,9 +520,7 @@ pub fn push_now(b: &mut Own, kind: Kind, ns: u8, addr: usize, pc: usize) {
             Kind::Read | Kind::Write => {
                 // A memory access is a repeat or joins the thread's run (another namespace
                 // is other variables).
-                let repeat =
-                    ns == ns::MEM && crate::repeats::on() && b.repeated(kind == Kind::Write, addr);
-                if !repeat {
+                if !(ns == ns::MEM && b.repeated(kind == Kind::Write, addr)) {
                     b.pend(rec)
                 }
             }
@@ -688,7 +686,7 @@ pub fn access(write: bool, addr: usize, pc: usize) {
             return;
         }
         // Online FastTrack: a repeat within the thread's run is only counted.
-        if crate::repeats::on() && b.repeated(write, addr) {
+        if b.repeated(write, addr) {
             return;
         }
         // Online PACER outside sampling periods: most accesses are only counted.
@@ -737,10 +735,14 @@ impl Own {
         unsafe { &(*self.0).counting }
     }
 
-    /// Online FastTrack: whether the thread's access is a repeat within its run, to skip
-    /// ([`crate::repeats`]); if not, the caller records it.
+    /// Online mode: whether the thread's access is one of FastTrack's repeats within its
+    /// run, to skip ([`crate::repeats`]; never when that path is off); if not, the caller
+    /// records it.
     #[inline(always)]
     pub fn repeated(&mut self, write: bool, addr: usize) -> bool {
+        if !crate::repeats::on() {
+            return false;
+        }
         // SAFETY: the calling thread's mapped buffer: its `own` is this thread's alone
         // (`&mut self`), `consumed` and `repeats` are atomics; disjoint fields.
         let (own, consumed, shared) = unsafe {
@@ -917,10 +919,9 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
     let words = (end - first).div_ceil(4) as u64;
     with_access(|b| {
         if crate::online::online() {
-            let repeats = crate::repeats::on();
             for i in 0..words {
                 let a = first + 4 * i as usize;
-                if !(repeats && b.repeated(write, a)) {
+                if !b.repeated(write, a) {
                     b.pend(Rec::new(0, kind, ns::MEM, a as u64, pc as u64));
                 }
             }

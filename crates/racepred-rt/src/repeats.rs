@@ -139,6 +139,10 @@ impl Repeats {
         shared: &Shared,
     ) -> bool {
         let addr = addr as u64;
+        // The key keeps 48 bits of the address: a higher one is never skipped (nor kept).
+        if addr >> (64 - KEY_SHIFT) != 0 {
+            return false;
+        }
         if self.off > 0 {
             self.off -= 1;
             if write {
@@ -150,9 +154,6 @@ impl Repeats {
         }
         if self.run == 0 {
             self.start();
-        }
-        if addr >> (64 - KEY_SHIFT) != 0 {
-            return false;
         }
         let key = addr << KEY_SHIFT | self.run << 2;
         let e = *self.slot(addr);
@@ -190,7 +191,7 @@ impl Repeats {
     }
 
     /// A new run: no address of the table counts any more (the thread handed its batch
-    /// over, or did not look up its last accesses).
+    /// over).
     #[inline]
     pub fn new_run(&mut self) {
         if self.run == 0 {

@@ -516,7 +516,7 @@ public final class Rt {
         }
     }
 
-    private static long arrive(CyclicBarrier c) {
+    private static long roundOf(CyclicBarrier c) {
         long n = arrivals(c).getAndIncrement();
         return n < 0 ? 0 : n / c.getParties();
     }
@@ -611,7 +611,7 @@ public final class Rt {
     /** Every party's arrival (vw) comes before every party's departure (vr) of a round. */
     public static int await(CyclicBarrier c, int loc)
             throws InterruptedException, BrokenBarrierException {
-        long round = arrive(c);
+        long round = roundOf(c);
         releasedIn(c, loc, round);
         int r;
         try {
@@ -626,7 +626,7 @@ public final class Rt {
 
     public static int await(CyclicBarrier c, long time, TimeUnit unit, int loc)
             throws InterruptedException, BrokenBarrierException, TimeoutException {
-        long round = arrive(c);
+        long round = roundOf(c);
         releasedIn(c, loc, round);
         int r;
         try {
