@@ -199,7 +199,13 @@ if [ $quick = 0 ] && [ -d "$corpus" ]; then
 fi
 
 # The whole-trace sound predictors (syncp, osr) beside RAPID's SyncPreserving and OSR, and
-# `racepred check`, on four corpus traces (bench/syncp.sh).
-if [ $quick = 0 ] && [ -d "$corpus" ]; then
-    RAPID=$use_rapid "$root/bench/syncp.sh"
+# `racepred check`, on four corpus traces (bench/syncp.sh): both, or those $ANALYSES names.
+sound=""
+for a in syncp osr; do
+    if [ -z "${ANALYSES:-}" ] || [[ " $ANALYSES " == *" $a "* ]]; then
+        sound="$sound $a"
+    fi
+done
+if [ $quick = 0 ] && [ -d "$corpus" ] && [ -n "$sound" ]; then
+    RAPID=$use_rapid ANALYSES="${sound# }" "$root/bench/syncp.sh"
 fi
