@@ -281,6 +281,19 @@ impl TlsKey {
         // live as long as the thread; it is only used through `Cell`s, on this thread.
         f(unsafe { &*p })
     }
+
+    /// The calling thread's [`Tls`], for a path where [`TlsKey::with`]'s closure might
+    /// not be inlined. The reference cannot leave the thread (`Tls` is not `Sync`, so
+    /// `&Tls` is not `Send`), and the block lives as long as the thread.
+    #[inline(always)]
+    pub fn get(&'static self) -> &'static Tls {
+        self.with(|t| {
+            let p: *const Tls = t;
+            // SAFETY: as in `with`: this thread's block, live as long as the thread,
+            // which the reference cannot leave.
+            unsafe { &*p }
+        })
+    }
 }
 
 /// The global sequence.
@@ -675,8 +688,47 @@ fn with_access(f: impl FnOnce(&mut Own)) {
 }
 
 /// Records a memory access unless the thread ignores accesses.
-#[inline]
+///
+/// Under online PACER the hook first asks only whether the access is counted
+/// ([`crate::online::skip`]): outside sampling periods nearly every access is, and this
+/// path, small enough to need no stack frame, is then all it costs. Every other case is
+/// out of line ([`access_general`]).
+#[inline(always)]
 pub fn access(write: bool, addr: usize, pc: usize) {
+    if crate::online::fast_path() {
+        access_pacer(write, addr, pc);
+    } else {
+        access_general(write, addr, pc, None);
+    }
+}
+
+/// Online PACER's access: counted here, or handed to [`access_general`] with what
+/// [`crate::online::skip`] said of it.
+#[inline(always)]
+fn access_pacer(write: bool, addr: usize, pc: usize) {
+    if FINISHED.load(Ordering::Relaxed) {
+        return;
+    }
+    let t = TLS.get();
+    let b = t.buf.get();
+    if t.busy.get() || t.ignore.get() > 0 || b.is_null() {
+        return access_general(write, addr, pc, None);
+    }
+    t.busy.set(true);
+    let answer = crate::online::skip_reserved(&mut Own(b), write, addr);
+    t.busy.set(false);
+    if answer != Some(crate::online::Skip::Counted) {
+        // Acted on after `busy` is let go: a signal handler's accesses between the two may
+        // change what `skip` would say now, but recording an access, or handing the
+        // thread's pending ones over, is right whatever it says.
+        access_general(write, addr, pc, answer);
+    }
+}
+
+/// [`access`] but for online PACER's counted accesses; `answer`: what
+/// [`crate::online::skip`] said of the access, if it was asked already.
+#[inline(never)]
+fn access_general(write: bool, addr: usize, pc: usize, answer: Option<crate::online::Skip>) {
     let kind = if write { Kind::Write } else { Kind::Read };
     with_access(|b| {
         // Recording: the access stamped and appended (as `push_now` does, without its
@@ -691,7 +743,7 @@ pub fn access(write: bool, addr: usize, pc: usize) {
         }
         // Online PACER outside sampling periods: most accesses are only counted.
         use crate::online::Skip;
-        let mut answer = crate::online::skip(b, write, addr);
+        let mut answer = answer.unwrap_or_else(|| crate::online::skip(b, write, addr));
         if answer == Skip::Flush {
             crate::online::flush(b);
             answer = crate::online::skip(b, write, addr);
@@ -940,6 +992,10 @@ pub fn access_range(write: bool, addr: usize, size: usize, pc: usize) {
 /// no stacks. Stamped as an access is.
 #[inline]
 pub fn call(entry: bool, pc: usize) {
+    // Online analyses keep no calling context: nothing to do, not even the thread's buffer.
+    if crate::online::decided_online() {
+        return;
+    }
     with_buf(|b| {
         if crate::online::online() {
             return;

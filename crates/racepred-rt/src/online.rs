@@ -259,13 +259,29 @@ pub fn skip(b: &mut Own, write: bool, addr: usize) -> Skip {
         return Skip::Record;
     }
     let c = b.counting();
-    let mut res = c.res.load(Ordering::Relaxed);
-    if res & 0xffff_ffff == 0 {
-        match reserve(c) {
-            Ok(now) => res = now,
-            Err(answer) => return answer,
+    if c.res.load(Ordering::Relaxed) & 0xffff_ffff == 0 {
+        if let Err(answer) = reserve(c) {
+            return answer;
         }
     }
+    with_reservation(b, write, addr)
+}
+
+/// [`skip`] for a thread with operations reserved, on the fast path (no call: the hook
+/// needs no stack frame); `None` if the thread has none left (then ask [`skip`]).
+#[inline(always)]
+pub fn skip_reserved(b: &mut Own, write: bool, addr: usize) -> Option<Skip> {
+    if b.counting().res.load(Ordering::Relaxed) & 0xffff_ffff == 0 {
+        return None;
+    }
+    Some(with_reservation(b, write, addr))
+}
+
+/// [`skip`] once the thread has operations reserved.
+#[inline(always)]
+fn with_reservation(b: &mut Own, write: bool, addr: usize) -> Skip {
+    let c = b.counting();
+    let res = c.res.load(Ordering::Relaxed);
     if addr & 3 != 0 {
         return Skip::Record;
     }
@@ -636,6 +652,19 @@ fn decide() -> u8 {
     });
     MODE.store(ONLINE, Ordering::Release);
     ONLINE
+}
+
+/// Whether the analysis is online PACER with its non-sampling fast path ([`skip`]).
+#[inline(always)]
+pub fn fast_path() -> bool {
+    FAST_PATH.load(Ordering::Relaxed)
+}
+
+/// Whether events are known to go to an online analysis (false while undecided: then ask
+/// [`online`], from inside the runtime).
+#[inline(always)]
+pub fn decided_online() -> bool {
+    MODE.load(Ordering::Relaxed) == ONLINE
 }
 
 /// Whether events go to an online analysis (decided at the first call).
