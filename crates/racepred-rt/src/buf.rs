@@ -689,76 +689,114 @@ fn with_access(f: impl FnOnce(&mut Own)) {
 
 /// Records a memory access unless the thread ignores accesses.
 ///
-/// Under online PACER the hook first asks only whether the access is counted
-/// ([`crate::online::skip`]): outside sampling periods nearly every access is, and this
-/// path, small enough to need no stack frame, is then all it costs. Every other case is
-/// out of line ([`access_general`]).
+/// Online, the hook first asks only whether the access is one the analysis need not see:
+/// under PACER, whether it is counted ([`crate::online::skip`]); under FastTrack, whether
+/// it repeats one of the thread's run ([`Own::repeated`]). Outside PACER's sampling periods
+/// nearly every access is counted, and most of a loop's accesses are repeats; these paths,
+/// with no call and no stack frame, are then all the access costs. Everything else is out
+/// of line ([`access_busy`], [`access_general`]).
 #[inline(always)]
 pub fn access(write: bool, addr: usize, pc: usize) {
     if crate::online::fast_path() {
-        access_pacer(write, addr, pc);
+        access_fast(write, addr, pc, true);
+    } else if crate::repeats::on() {
+        access_fast(write, addr, pc, false);
     } else {
-        access_general(write, addr, pc, None);
+        access_general(write, addr, pc);
     }
 }
 
-/// Online PACER's access: counted here, or handed to [`access_general`] with what
-/// [`crate::online::skip`] said of it.
+/// [`access`]'s fast path: under PACER (`pacer`) or FastTrack with its repeats skipped.
 #[inline(always)]
-fn access_pacer(write: bool, addr: usize, pc: usize) {
+fn access_fast(write: bool, addr: usize, pc: usize, pacer: bool) {
+    use crate::online::Skip;
     if FINISHED.load(Ordering::Relaxed) {
         return;
     }
     let t = TLS.get();
     let b = t.buf.get();
     if t.busy.get() || t.ignore.get() > 0 || b.is_null() {
-        return access_general(write, addr, pc, None);
+        return access_general(write, addr, pc);
     }
     t.busy.set(true);
-    let answer = crate::online::skip_reserved(&mut Own(b), write, addr);
-    t.busy.set(false);
-    if answer != Some(crate::online::Skip::Counted) {
-        // Acted on after `busy` is let go: a signal handler's accesses between the two may
-        // change what `skip` would say now, but recording an access, or handing the
-        // thread's pending ones over, is right whatever it says.
-        access_general(write, addr, pc, answer);
+    let mut own = Own(b);
+    let asked = if pacer {
+        match crate::online::skip_reserved(&mut own, write, addr) {
+            Some(Skip::Counted) => None,
+            answer => Some(Asked::Pacer(answer)),
+        }
+    } else {
+        match own.repeated_inline(write, addr) {
+            Some(true) => None,
+            Some(false) => Some(Asked::NotRepeat),
+            None => Some(Asked::Nothing),
+        }
+    };
+    match asked {
+        None => t.busy.set(false),
+        Some(asked) => access_busy(b, write, addr, pc, asked),
     }
 }
 
-/// [`access`] but for online PACER's counted accesses; `answer`: what
-/// [`crate::online::skip`] said of the access, if it was asked already.
+/// What [`access`]'s fast path found out about an access it passes on.
+#[derive(Clone, Copy)]
+enum Asked {
+    Nothing,
+    /// What [`crate::online::skip`] says of it (`None`: ask again, reserving).
+    Pacer(Option<crate::online::Skip>),
+    /// Not one of FastTrack's repeats (and its slot now says that the run has it).
+    NotRepeat,
+}
+
+/// [`access`] for a thread already marked inside the runtime (`busy`), with buffer `b`;
+/// unmarks it.
 #[inline(never)]
-fn access_general(write: bool, addr: usize, pc: usize, answer: Option<crate::online::Skip>) {
+fn access_busy(b: *mut ThreadBuf, write: bool, addr: usize, pc: usize, asked: Asked) {
+    record_access(&mut Own(b), write, addr, pc, asked);
+    TLS.get().busy.set(false);
+}
+
+/// [`access`] without a fast path.
+#[inline(never)]
+fn access_general(write: bool, addr: usize, pc: usize) {
+    with_access(|b| record_access(b, write, addr, pc, Asked::Nothing));
+}
+
+/// Records the calling thread's access: in its buffer (stamped), or online pending for the
+/// analysis, unless it is a repeat or counted.
+#[inline(always)]
+fn record_access(b: &mut Own, write: bool, addr: usize, pc: usize, asked: Asked) {
+    use crate::online::Skip;
     let kind = if write { Kind::Write } else { Kind::Read };
-    with_access(|b| {
-        // Recording: the access stamped and appended (as `push_now` does, without its
-        // tests of the kind and the mode).
-        if !crate::online::online() {
-            b.push(Rec::new(stamp(), kind, ns::MEM, addr as u64, pc as u64));
-            return;
-        }
-        // Online FastTrack: a repeat within the thread's run is only counted.
-        if b.repeated(write, addr) {
-            return;
-        }
-        // Online PACER outside sampling periods: most accesses are only counted.
-        use crate::online::Skip;
-        let mut answer = answer.unwrap_or_else(|| crate::online::skip(b, write, addr));
-        if answer == Skip::Flush {
+    // Recording: the access stamped and appended (as `push_now` does, without its tests
+    // of the kind and the mode).
+    if !crate::online::online() {
+        b.push(Rec::new(stamp(), kind, ns::MEM, addr as u64, pc as u64));
+        return;
+    }
+    // Online FastTrack: a repeat within the thread's run is only counted.
+    if !matches!(asked, Asked::NotRepeat) && b.repeated(write, addr) {
+        return;
+    }
+    // Online PACER outside sampling periods: most accesses are only counted.
+    let mut answer = match asked {
+        Asked::Pacer(Some(answer)) => answer,
+        _ => crate::online::skip(b, write, addr),
+    };
+    if answer == Skip::Flush {
+        crate::online::flush(b);
+        answer = crate::online::skip(b, write, addr);
+    }
+    // An access pends (as `push_now` does online, without its tests).
+    let rec = Rec::new(0, kind, ns::MEM, addr as u64, pc as u64);
+    match answer {
+        Skip::Counted => {}
+        Skip::Record | Skip::Flush => b.pend(rec),
+        Skip::Now => {
+            b.pend(rec);
             crate::online::flush(b);
-            answer = crate::online::skip(b, write, addr);
         }
-        // An access pends (as `push_now` does online, without its tests).
-        let rec = Rec::new(0, kind, ns::MEM, addr as u64, pc as u64);
-        match answer {
-            Skip::Counted => {}
-            Skip::Record | Skip::Flush => b.pend(rec),
-            Skip::Now => {
-                b.pend(rec);
-                crate::online::flush(b);
-            }
-        }
-    });
+    }
 }
 
 impl Own {
@@ -805,6 +843,21 @@ impl Own {
             )
         };
         own.check(write, addr, consumed, shared)
+    }
+
+    /// [`Own::repeated`] on the hook's fast path, with the repeats path on: `None` (and
+    /// nothing changed) where the check would call out of line.
+    #[inline(always)]
+    pub fn repeated_inline(&mut self, write: bool, addr: usize) -> Option<bool> {
+        // SAFETY: as in `repeated`.
+        let (own, consumed, shared) = unsafe {
+            (
+                &mut (*self.0).own.repeats,
+                &(*self.0).consumed,
+                &(*self.0).repeats,
+            )
+        };
+        own.check_inline(write, addr, consumed, shared)
     }
 
     /// Online FastTrack: the thread's batch was handed over: its next accesses are a new

@@ -138,10 +138,36 @@ impl Repeats {
         consumed: &AtomicUsize,
         shared: &Shared,
     ) -> bool {
+        self.check_or_call::<false>(write, addr, consumed, shared) == Some(true)
+    }
+
+    /// [`Repeats::check`] on the hook's fast path: `None` (and nothing changed) where
+    /// `check` would call out of line (the table's first use, a review of the repeats'
+    /// share), so that the fast path makes no call.
+    #[inline(always)]
+    pub fn check_inline(
+        &mut self,
+        write: bool,
+        addr: usize,
+        consumed: &AtomicUsize,
+        shared: &Shared,
+    ) -> Option<bool> {
+        self.check_or_call::<true>(write, addr, consumed, shared)
+    }
+
+    /// [`Repeats::check`]; with `INLINE`, `None` in place of a call.
+    #[inline(always)]
+    fn check_or_call<const INLINE: bool>(
+        &mut self,
+        write: bool,
+        addr: usize,
+        consumed: &AtomicUsize,
+        shared: &Shared,
+    ) -> Option<bool> {
         let addr = addr as u64;
         // The key keeps 48 bits of the address: a higher one is never skipped (nor kept).
         if addr >> (64 - KEY_SHIFT) != 0 {
-            return false;
+            return Some(false);
         }
         if self.off > 0 {
             self.off -= 1;
@@ -150,29 +176,39 @@ impl Repeats {
                 // goes (the write's own is right: it is recorded).
                 *self.slot(addr) = addr << KEY_SHIFT | self.run << 2 | WROTE;
             }
-            return false;
+            return Some(false);
         }
         if self.run == 0 {
+            if INLINE {
+                return None;
+            }
             self.start();
+        }
+        // The review of the share of repeats found counts this access's lookup, not
+        // whether it is a repeat.
+        if self.probe + 1 == PROBE {
+            if INLINE {
+                return None;
+            }
+            self.probe += 1;
+            self.review();
+        } else {
+            self.probe += 1;
         }
         let key = addr << KEY_SHIFT | self.run << 2;
         let e = *self.slot(addr);
         let flags = if e & !3 == key { e & 3 } else { 0 };
         let repeat = flags & if write { WROTE } else { READ } != 0;
-        self.probe += 1;
-        if self.probe == PROBE {
-            self.review();
-        }
         if repeat && self.may_skip(consumed, shared) {
             self.hits += 1;
             shared
                 .gap
                 .store(shared.gap.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            return true;
+            return Some(true);
         }
         // Recorded: the analysis will have taken it before anything later of the run.
         *self.slot(addr) = key | if write { WROTE } else { flags | READ };
-        false
+        Some(false)
     }
 
     /// The thread recorded an access (a store the taker of its accesses reads): the next
@@ -269,6 +305,21 @@ mod tests {
         /// Whether the access is skipped; a recorded one is recorded.
         fn access(&mut self, write: bool, addr: usize) -> bool {
             let skip = self.rep.check(write, addr, &self.consumed, &self.shared);
+            self.recorded_unless(skip)
+        }
+
+        /// [`Thread::access`] as the hook's fast path asks: `check_inline`, then `check`
+        /// where it answers `None`.
+        fn access_inline_first(&mut self, write: bool, addr: usize) -> bool {
+            let (c, s) = (&self.consumed, &self.shared);
+            let skip = match self.rep.check_inline(write, addr, c, s) {
+                Some(skip) => skip,
+                None => self.rep.check(write, addr, c, s),
+            };
+            self.recorded_unless(skip)
+        }
+
+        fn recorded_unless(&mut self, skip: bool) -> bool {
             if !skip {
                 self.rep.recorded();
             }
@@ -325,7 +376,8 @@ mod tests {
     /// Random accesses of one thread to a few addresses (some sharing a slot) with runs
     /// ending at random: an access is skipped only if FastTrack would skip it (the thread
     /// read the address in the run since its last write there, or wrote it in the run),
-    /// and most such repeats are, across the pauses of a thread with few repeats.
+    /// and most such repeats are, across the pauses of a thread with few repeats. The
+    /// hook's way of asking (`check_inline` first) answers as `check` alone, step by step.
     #[test]
     fn skips_only_what_fasttrack_skips() {
         let addrs: Vec<usize> = (0..64)
@@ -339,7 +391,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let mut t = Thread::new();
+        let (mut t, mut u) = (Thread::new(), Thread::new());
         // Per address: (wrote in the run, read since the run's last write to it).
         let mut model = std::collections::HashMap::<usize, (bool, bool)>::new();
         let (mut skipped, mut skippable) = (0u64, 0u64);
@@ -347,6 +399,7 @@ mod tests {
             let x = next();
             if x % 200_000 == 0 {
                 t.rep.new_run();
+                u.rep.new_run();
                 model.clear();
                 continue;
             }
@@ -362,6 +415,7 @@ mod tests {
             let m = model.entry(addr).or_default();
             let fasttrack_skips = if write { m.0 } else { m.1 };
             let skip = t.access(write, addr);
+            assert_eq!(u.access_inline_first(write, addr), skip, "step {step}");
             assert!(
                 !skip || fasttrack_skips,
                 "step {step}: {addr:#x} skipped (write: {write}, model {m:?})"
@@ -382,5 +436,6 @@ mod tests {
             "{skipped} of {skippable} repeats skipped"
         );
         assert_eq!(t.shared.take_gap(), skipped);
+        assert_eq!(u.shared.take_gap(), skipped);
     }
 }
