@@ -993,7 +993,11 @@ fn online_fasttrack_skipping_repeats_changes_no_answer() {
         .remove("same_epoch_skipped_in_hook")
         .and_then(|v| v.as_u64())
         .unwrap();
-    assert!(skipped > 100_000, "{skipped} accesses skipped");
+    // `grid` and `shared` are read and written at most 30 * (4 * 64 * (64 + 32 + 22)) +
+    // 30 * 2 * 512 * 3 = 998 400 times in all: more skipped accesses are repeats of the
+    // `int` array `own` too (two `int`s share an 8-byte word: they must not evict each
+    // other in the hook's table).
+    assert!(skipped > 998_400, "{skipped} accesses skipped");
     assert!(all["extra"].get("same_epoch_skipped_in_hook").is_none());
     assert_eq!(all, skipping);
     let race = format!("repeats.c:{}:", line_of("repeats.c", "REPEATS-RACE"));

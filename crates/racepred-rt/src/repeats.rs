@@ -58,7 +58,9 @@ pub fn on() -> bool {
 }
 
 /// Slots of a thread's table (8 bytes each: 256 KiB, mapped at its first access), indexed
-/// by the address's 8-byte word: a structure's fields fall in neighbouring slots.
+/// by the address's 8-byte word, in one of eight regions by the address's byte within the
+/// word: a structure's fields fall in neighbouring slots, and the two `int`s of a word
+/// (or the bytes of a string) do not evict each other.
 const SLOTS: usize = 1 << 15;
 /// A slot: `address << KEY_SHIFT | run << 2 | flags`.
 const KEY_SHIFT: u32 = 16;
@@ -124,6 +126,12 @@ impl Default for Repeats {
             doubled: 0,
         }
     }
+}
+
+/// `addr`'s slot in a table of [`SLOTS`].
+#[inline(always)]
+fn slot_index(addr: u64) -> usize {
+    ((addr >> 3) as usize).wrapping_add((addr as usize & 7) * (SLOTS / 8)) & (SLOTS - 1)
 }
 
 impl Repeats {
@@ -223,7 +231,7 @@ impl Repeats {
     fn slot(&mut self, addr: u64) -> &mut u64 {
         // SAFETY: `table` is this thread's mapping of `SLOTS` slots (`start`; `off` is set
         // only after it), written and read by this thread alone; the index is masked.
-        unsafe { &mut *self.table.add((addr >> 3) as usize & (SLOTS - 1)) }
+        unsafe { &mut *self.table.add(slot_index(addr)) }
     }
 
     /// A new run: no address of the table counts any more (the thread handed its batch
@@ -347,6 +355,15 @@ mod tests {
         t.rep.new_run();
         assert!(!t.access(r, 0x1000));
         assert!(!t.access(w, 0x1000));
+        // Neighbouring `int`s and bytes have slots of their own.
+        t.rep.new_run();
+        for a in [0x3000, 0x3004, 0x3001, 0x3002, 0x3003] {
+            assert!(!t.access(r, a));
+        }
+        for a in [0x3000, 0x3004, 0x3001, 0x3002, 0x3003] {
+            assert!(t.access(r, a), "{a:#x} read again");
+        }
+        assert_eq!(t.shared.take_gap(), 5);
         // Addresses sharing a slot evict each other.
         let far = 0x1000 + 8 * SLOTS;
         assert!(!t.access(r, far));
@@ -373,16 +390,19 @@ mod tests {
         assert!(t.access(false, 0x2000));
     }
 
-    /// Random accesses of one thread to a few addresses (some sharing a slot) with runs
-    /// ending at random: an access is skipped only if FastTrack would skip it (the thread
-    /// read the address in the run since its last write there, or wrote it in the run),
-    /// and most such repeats are, across the pauses of a thread with few repeats. The
-    /// hook's way of asking (`check_inline` first) answers as `check` alone, step by step.
+    /// Random accesses of one thread to a few addresses (some sharing a slot, some a word)
+    /// with runs ending at random: an access is skipped only if FastTrack would skip it
+    /// (the thread read the address in the run since its last write there, or wrote it in
+    /// the run), and most such repeats are, across the pauses of a thread with few
+    /// repeats. The hook's way of asking (`check_inline` first) answers as `check` alone,
+    /// step by step.
     #[test]
     fn skips_only_what_fasttrack_skips() {
         let addrs: Vec<usize> = (0..64)
             .map(|i| 0x10_0000 + 8 * i)
             .chain((0..8).map(|i| 0x10_0000 + 8 * SLOTS * (i + 1)))
+            .chain((0..16).map(|i| 0x10_0004 + 8 * i))
+            .chain((0..4).map(|i| 0x10_0001 + 8 * i))
             .collect();
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
