@@ -691,10 +691,11 @@ fn with_access(f: impl FnOnce(&mut Own)) {
 ///
 /// Online, the hook first asks only whether the access is one the analysis need not see:
 /// under PACER, whether it is counted ([`crate::online::skip`]); under FastTrack, whether
-/// it repeats one of the thread's run ([`Own::repeated`]). Outside PACER's sampling periods
-/// nearly every access is counted, and most of a loop's accesses are repeats; these paths,
-/// with no call and no stack frame, are then all the access costs. Everything else is out
-/// of line ([`access_busy`], [`access_general`]).
+/// it repeats one of the thread's run ([`Own::repeated`]), and if not it pends at once.
+/// Outside PACER's sampling periods nearly every access is counted, and under FastTrack
+/// every access is a repeat or pends; these paths, with no call and no stack frame, are
+/// then all the access costs. Everything else is out of line ([`access_busy`],
+/// [`access_general`]).
 #[inline(always)]
 pub fn access(write: bool, addr: usize, pc: usize) {
     if crate::online::fast_path() {
@@ -726,8 +727,11 @@ fn access_fast(write: bool, addr: usize, pc: usize, pacer: bool) {
             answer => Some(Asked::Pacer(answer)),
         }
     } else {
+        // Not a repeat: it pends (as `record_access` has it do online FastTrack).
+        let kind = if write { Kind::Write } else { Kind::Read };
         match own.repeated_inline(write, addr) {
             Some(true) => None,
+            Some(false) if own.try_pend(Rec::new(0, kind, ns::MEM, addr as u64, pc as u64)) => None,
             Some(false) => Some(Asked::NotRepeat),
             None => Some(Asked::Nothing),
         }
@@ -881,6 +885,24 @@ impl Own {
     ///
     /// The accesses skipped as repeats since the thread's last record ride on this one
     /// (its `seq`, unused online).
+    /// [`Own::pend`] on the hook's fast path: false (nothing done) if the batch is full.
+    #[inline(always)]
+    fn try_pend(&mut self, mut rec: Rec) -> bool {
+        // SAFETY: as in `pend`.
+        unsafe {
+            let c = (*self.0).first;
+            let n = (*c).len.load(Ordering::Relaxed);
+            if n == CHUNK_RECS {
+                return false;
+            }
+            rec.seq = (*self.0).repeats.take_gap();
+            (*c).recs.as_mut_ptr().add(n).write(rec);
+            (*c).len.store(n + 1, Ordering::Release);
+            (*self.0).own.repeats.recorded();
+        }
+        true
+    }
+
     #[inline]
     fn pend(&mut self, mut rec: Rec) {
         // SAFETY: `first` never changes; the owner alone appends to the batch and resets
