@@ -885,10 +885,22 @@ impl Own {
     ///
     /// The accesses skipped as repeats since the thread's last record ride on this one
     /// (its `seq`, unused online).
-    /// [`Own::pend`] on the hook's fast path: false (nothing done) if the batch is full.
+    #[inline]
+    fn pend(&mut self, rec: Rec) {
+        if !self.try_pend(rec) {
+            crate::online::flush(self);
+            let pended = self.try_pend(rec);
+            debug_assert!(pended, "the batch is empty once handed over");
+        }
+    }
+
+    /// [`Own::pend`] unless the batch is full (then nothing is done: false), without a
+    /// call (the hook's fast path).
     #[inline(always)]
     fn try_pend(&mut self, mut rec: Rec) -> bool {
-        // SAFETY: as in `pend`.
+        // SAFETY: `first` never changes; the owner alone appends to the batch and resets
+        // its length (under the online lock, in `flush`); a slot past the published
+        // length is read by no one until the release store publishes it.
         unsafe {
             let c = (*self.0).first;
             let n = (*c).len.load(Ordering::Relaxed);
@@ -901,25 +913,6 @@ impl Own {
             (*self.0).own.repeats.recorded();
         }
         true
-    }
-
-    #[inline]
-    fn pend(&mut self, mut rec: Rec) {
-        // SAFETY: `first` never changes; the owner alone appends to the batch and resets
-        // its length (under the online lock, in `flush`); a slot past the published
-        // length is read by no one until the release store publishes it.
-        unsafe {
-            let c = (*self.0).first;
-            let mut n = (*c).len.load(Ordering::Relaxed);
-            if n == CHUNK_RECS {
-                crate::online::flush(self);
-                n = 0;
-            }
-            rec.seq = (*self.0).repeats.take_gap();
-            (*c).recs.as_mut_ptr().add(n).write(rec);
-            (*c).len.store(n + 1, Ordering::Release);
-            (*self.0).own.repeats.recorded();
-        }
     }
 }
 
