@@ -861,7 +861,7 @@ impl Own {
                 &(*self.0).repeats,
             )
         };
-        own.check_inline(write, addr, consumed, shared)
+        own.check_or_call::<true>(write, addr, consumed, shared)
     }
 
     /// Online FastTrack: the thread's batch was handed over: its next accesses are a new

@@ -149,23 +149,11 @@ impl Repeats {
         self.check_or_call::<false>(write, addr, consumed, shared) == Some(true)
     }
 
-    /// [`Repeats::check`] on the hook's fast path: `None` (and nothing changed) where
-    /// `check` would call out of line (the table's first use, a review of the repeats'
-    /// share), so that the fast path makes no call.
+    /// [`Repeats::check`], as `Some`; with `INLINE` (the hook's fast path), `None` (and
+    /// nothing changed) where `check` would call out of line (the table's first use, a
+    /// review of the repeats' share), so that the fast path makes no call.
     #[inline(always)]
-    pub fn check_inline(
-        &mut self,
-        write: bool,
-        addr: usize,
-        consumed: &AtomicUsize,
-        shared: &Shared,
-    ) -> Option<bool> {
-        self.check_or_call::<true>(write, addr, consumed, shared)
-    }
-
-    /// [`Repeats::check`]; with `INLINE`, `None` in place of a call.
-    #[inline(always)]
-    fn check_or_call<const INLINE: bool>(
+    pub fn check_or_call<const INLINE: bool>(
         &mut self,
         write: bool,
         addr: usize,
@@ -316,11 +304,11 @@ mod tests {
             self.recorded_unless(skip)
         }
 
-        /// [`Thread::access`] as the hook's fast path asks: `check_inline`, then `check`
+        /// [`Thread::access`] as the hook's fast path asks: `check_or_call::<true>`, then `check`
         /// where it answers `None`.
         fn access_inline_first(&mut self, write: bool, addr: usize) -> bool {
             let (c, s) = (&self.consumed, &self.shared);
-            let skip = match self.rep.check_inline(write, addr, c, s) {
+            let skip = match self.rep.check_or_call::<true>(write, addr, c, s) {
                 Some(skip) => skip,
                 None => self.rep.check(write, addr, c, s),
             };
@@ -394,7 +382,7 @@ mod tests {
     /// with runs ending at random: an access is skipped only if FastTrack would skip it
     /// (the thread read the address in the run since its last write there, or wrote it in
     /// the run), and most such repeats are, across the pauses of a thread with few
-    /// repeats. The hook's way of asking (`check_inline` first) answers as `check` alone,
+    /// repeats. The hook's way of asking (`check_or_call::<true>` first) answers as `check` alone,
     /// step by step.
     #[test]
     fn skips_only_what_fasttrack_skips() {
