@@ -729,7 +729,7 @@ fn access_fast(write: bool, addr: usize, pc: usize, pacer: bool) {
     } else {
         // Not a repeat: it pends (as `record_access` has it do online FastTrack).
         let kind = if write { Kind::Write } else { Kind::Read };
-        match own.repeated_inline(write, addr) {
+        match own.repeated_or_call::<true>(write, addr) {
             Some(true) => None,
             Some(false) if own.try_pend(Rec::new(0, kind, ns::MEM, addr as u64, pc as u64)) => None,
             Some(false) => Some(Asked::NotRepeat),
@@ -834,9 +834,18 @@ impl Own {
     /// records it.
     #[inline(always)]
     pub fn repeated(&mut self, write: bool, addr: usize) -> bool {
-        if !crate::repeats::on() {
-            return false;
-        }
+        crate::repeats::on() && self.repeated_or_call::<false>(write, addr) == Some(true)
+    }
+
+    /// [`Repeats::check_or_call`](crate::repeats::Repeats::check_or_call) on the thread's
+    /// table (the repeats path on): with `INLINE` (the hook's fast path), `None` and nothing
+    /// changed where the check would call out of line.
+    #[inline(always)]
+    pub fn repeated_or_call<const INLINE: bool>(
+        &mut self,
+        write: bool,
+        addr: usize,
+    ) -> Option<bool> {
         // SAFETY: the calling thread's mapped buffer: its `own` is this thread's alone
         // (`&mut self`), `consumed` and `repeats` are atomics; disjoint fields.
         let (own, consumed, shared) = unsafe {
@@ -846,22 +855,7 @@ impl Own {
                 &(*self.0).repeats,
             )
         };
-        own.check(write, addr, consumed, shared)
-    }
-
-    /// [`Own::repeated`] on the hook's fast path, with the repeats path on: `None` (and
-    /// nothing changed) where the check would call out of line.
-    #[inline(always)]
-    pub fn repeated_inline(&mut self, write: bool, addr: usize) -> Option<bool> {
-        // SAFETY: as in `repeated`.
-        let (own, consumed, shared) = unsafe {
-            (
-                &mut (*self.0).own.repeats,
-                &(*self.0).consumed,
-                &(*self.0).repeats,
-            )
-        };
-        own.check_or_call::<true>(write, addr, consumed, shared)
+        own.check_or_call::<INLINE>(write, addr, consumed, shared)
     }
 
     /// Online FastTrack: the thread's batch was handed over: its next accesses are a new

@@ -569,7 +569,8 @@ static REAL_BARRIER_INIT: Real<unsafe extern "C" fn(Barrier, *const c_void, u32)
 /// (counted here, before the real wait) divided by the barrier's count (kept at
 /// `pthread_barrier_init`): every arrival of round `g` comes before any of round `g + 1`.
 /// A barrier whose count is not known (more than `BARRIERS` initialised) keeps one
-/// variable, as before.
+/// variable for every round: a late leaver may then be ordered after the next round's
+/// arrivals (races hidden, none invented).
 struct BarrierSlot {
     addr: AtomicUsize,
     count: AtomicU32,

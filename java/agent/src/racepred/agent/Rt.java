@@ -511,9 +511,7 @@ public final class Rt {
             Collections.synchronizedMap(new WeakHashMap<>());
 
     private static java.util.concurrent.atomic.AtomicLong arrivals(CyclicBarrier c) {
-        synchronized (ARRIVALS) {
-            return ARRIVALS.computeIfAbsent(c, k -> new java.util.concurrent.atomic.AtomicLong());
-        }
+        return ARRIVALS.computeIfAbsent(c, k -> new java.util.concurrent.atomic.AtomicLong());
     }
 
     private static long roundOf(CyclicBarrier c) {
